@@ -1,0 +1,37 @@
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { apiErrorBody, type ApiErrorCode } from '../protocol/index.ts';
+
+/**
+ * An error that is an answer: a status, a stable code and a sentence a person
+ * can act on. Thrown anywhere in a route, rendered once by `onError`.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly code: ApiErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export function errorResponse(status: ContentfulStatusCode, code: ApiErrorCode, message: string): Response {
+  return Response.json(apiErrorBody(code, message), { status });
+}
+
+export function onError(error: Error, c: Context): Response {
+  if (error instanceof ApiError) return errorResponse(error.status, error.code, error.message);
+  console.error(`${c.req.method} ${new URL(c.req.url).pathname} failed:`, error);
+  return errorResponse(500, 'internal_error', 'The relay hit an unexpected error; it was logged. Retry, and report it if it persists.');
+}
+
+export function notFound(c: Context): Response {
+  return errorResponse(404, 'not_found', `No route for ${c.req.method} ${new URL(c.req.url).pathname}. See the README for the API.`);
+}
+
+/** SPEC: a malformed run id answers exactly like an unknown one. */
+export function runNotFound(runId: string): ApiError {
+  return new ApiError(404, 'run_not_found', `No run ${runId} exists (it may have expired). Start one with POST /runs.`);
+}

@@ -1,0 +1,26 @@
+/** Run ids are random unless an `Idempotency-Key` names the run: then the key decides it. */
+
+function hex(bytes: ArrayBuffer | Uint8Array): string {
+  return [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+export function newRunId(): string {
+  return `run_${hex(crypto.getRandomValues(new Uint8Array(16)))}`;
+}
+
+export async function sha256Hex(text: string): Promise<string> {
+  return hex(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+}
+
+/**
+ * Deriving the id from the key makes concurrent retries meet in the same
+ * object, where `open` is idempotent — no lookup table, no race.
+ */
+export async function runIdForKey(key: string): Promise<string> {
+  return `run_${(await sha256Hex(`idempotency:${key}`)).slice(0, 32)}`;
+}
+
+/** Visible ASCII, 1 to 255 characters: what fits a header and a log line. */
+export function isIdempotencyKey(value: string): boolean {
+  return /^[\x21-\x7e]{1,255}$/.test(value);
+}

@@ -1,0 +1,7 @@
+import { app } from './http/app.ts';
+
+export { RunObject } from './run/run-object.ts';
+
+export default app;
+// The container class behind the `Sandbox` binding (wrangler.toml `[[containers]]`).
+export { Sandbox } from '@cloudflare/sandbox';

@@ -1,0 +1,47 @@
+/**
+ * The error vocabulary of the HTTP API. Every error body is
+ * `{"error": {"code", "message"}}`; the code is what a client branches on, the
+ * message is a sentence a person can act on.
+ */
+
+export const API_ERROR_CODES = [
+  'bad_request',
+  'invalid_json',
+  'invalid_body',
+  'invalid_run_id',
+  'invalid_from_seq',
+  'unknown_harness',
+  'payload_too_large',
+  'unsupported_media_type',
+  'not_found',
+  'run_not_found',
+  'upgrade_required',
+  'idempotency_conflict',
+  'thread_busy',
+  'unauthorized',
+  'forbidden_origin',
+  'internal_error',
+  'runner_unavailable',
+] as const;
+
+export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
+
+export interface ApiErrorBody {
+  error: { code: ApiErrorCode; message: string };
+}
+
+export function apiErrorBody(code: ApiErrorCode, message: string): ApiErrorBody {
+  return { error: { code, message } };
+}
+
+/** Codes of the `RUN_ERROR` chunks the relay itself synthesizes (not the harness). */
+export const RELAY_RUN_ERROR_CODES = [
+  'runner_unavailable',
+  'runner_error',
+  'runner_lost',
+  'stalled',
+  'chunk_too_large',
+  'invalid_chunk',
+] as const;
+
+export type RelayRunErrorCode = (typeof RELAY_RUN_ERROR_CODES)[number];

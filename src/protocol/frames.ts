@@ -1,0 +1,98 @@
+import type { StreamChunk } from '@tanstack/ai';
+import { ProtocolError, parseRunView, type RunView } from './record.ts';
+
+/**
+ * Tail frames: what a WebSocket message, an NDJSON line or an SSE event
+ * carries from the relay to a client. One union per direction.
+ *
+ * `id` duplicates `seq` as a string because `@tanstack/ai-client` recognises a
+ * durable envelope as `{id: string, chunk}` with no top-level `type`, and
+ * resumes from that `id` on reconnect.
+ */
+export interface EventFrame {
+  seq: number;
+  id: string;
+  chunk: StreamChunk;
+}
+
+/** Sent once the run is terminal and this reader has every event; the socket then closes with 1000. */
+export interface StatusFrame {
+  type: 'status';
+  record: RunView;
+}
+
+export type TailFrame = EventFrame | StatusFrame;
+
+/** Client → relay over the WebSocket. `@tanstack/ai-client` sends `abort` when the user stops. */
+export interface AbortFrame {
+  type: 'abort';
+  runId?: string;
+}
+
+export type ClientFrame = AbortFrame;
+
+/** WebSocket close codes the relay uses, so clients can tell them apart. */
+export const CLOSE_CODES = {
+  /** The run is terminal and the client has every event. */
+  done: 1000,
+  /** The server is going away (the run's storage was deleted, or the object is shutting down). */
+  goingAway: 1001,
+  /** A client frame that is not JSON or not a known frame. */
+  badFrame: 1003,
+  /** The client fell too far behind the live tail; reconnect with the last seq seen. */
+  tooSlow: 4008,
+} as const;
+
+export function eventFrame(seq: number, chunk: StreamChunk): EventFrame {
+  return { seq, id: String(seq), chunk };
+}
+
+export function statusFrame(record: RunView): StatusFrame {
+  return { type: 'status', record };
+}
+
+export function isStatusFrame(frame: TailFrame): frame is StatusFrame {
+  return 'type' in frame && frame.type === 'status';
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A chunk is an object with a string `type`; its fields are the harness's business. */
+export function isStreamChunk(value: unknown): value is StreamChunk {
+  return isObject(value) && typeof value.type === 'string' && value.type !== '';
+}
+
+export function parseTailFrame(value: unknown): TailFrame {
+  if (!isObject(value)) throw new ProtocolError('frame', 'expected an object');
+  if (value.type === 'status') return statusFrame(parseRunView(value.record, 'frame.record'));
+  const seq = value.seq;
+  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0) throw new ProtocolError('frame.seq', 'expected an integer >= 0');
+  if (!isStreamChunk(value.chunk)) throw new ProtocolError('frame.chunk', 'expected a StreamChunk');
+  return eventFrame(seq, value.chunk);
+}
+
+export function parseClientFrame(value: unknown): ClientFrame | null {
+  if (!isObject(value) || value.type !== 'abort') return null;
+  return value.runId === undefined || typeof value.runId !== 'string' ? { type: 'abort' } : { type: 'abort', runId: value.runId };
+}
+
+/** SSE encoding of a frame: `id: <seq>` + the chunk, or `event: status` + the status frame. */
+export function toSse(frame: TailFrame): string {
+  if (isStatusFrame(frame)) return `event: status\ndata: ${JSON.stringify(frame)}\n\n`;
+  return `id: ${frame.id}\ndata: ${JSON.stringify(frame.chunk)}\n\n`;
+}
+
+export function toNdjson(frame: TailFrame): string {
+  return `${JSON.stringify(frame)}\n`;
+}
+
+/**
+ * The serialized `EventFrame` for a chunk already held as JSON text. Replay
+ * and fan-out send stored chunks without parsing them again; this is the one
+ * place that knows the frame's JSON layout, and it matches `eventFrame`.
+ */
+export function eventFrameJson(seq: number, chunkJson: string): string {
+  return `{"seq":${seq},"id":"${seq}","chunk":${chunkJson}}`;
+}

@@ -1,0 +1,81 @@
+import type { RunError, RunRecord, TerminalRunStatus } from '@tanstack/ai';
+
+/**
+ * The run record as the API serves it: core's `RunRecord` plus the log's
+ * cursor (`lastSeq`, `-1` before the first chunk) and the activity clock
+ * (`updatedAt`, epoch ms of the last write of any kind).
+ */
+export type RunView = RunRecord & { lastSeq: number; updatedAt: number };
+
+/** The statuses this relay writes. Core's `interrupted` is never produced here. */
+export const RUN_STATUSES = ['running', 'completed', 'failed', 'aborted'] as const satisfies ReadonlyArray<RunRecord['status']>;
+export type RelayRunStatus = (typeof RUN_STATUSES)[number];
+
+export const TERMINAL_STATUSES = ['completed', 'failed', 'aborted'] as const satisfies ReadonlyArray<TerminalRunStatus>;
+
+export function isRelayRunStatus(value: unknown): value is RelayRunStatus {
+  return typeof value === 'string' && (RUN_STATUSES as readonly string[]).includes(value);
+}
+
+export function isTerminal(status: RunRecord['status']): status is TerminalRunStatus {
+  return (TERMINAL_STATUSES as readonly string[]).includes(status);
+}
+
+/**
+ * A plain field, not a constructor parameter property: Node runs these files
+ * with type stripping only, which rejects parameter properties.
+ */
+export class ProtocolError extends Error {
+  /** The offending field, as a dotted path (`record.lastSeq`). */
+  readonly field: string;
+
+  constructor(field: string, message: string) {
+    super(`${field}: ${message}`);
+    this.field = field;
+    this.name = 'ProtocolError';
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function requireInt(obj: Record<string, unknown>, key: string, path: string, min: number): number {
+  const value = obj[key];
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    throw new ProtocolError(`${path}.${key}`, `expected an integer >= ${min}`);
+  }
+  return value;
+}
+
+function requireString(obj: Record<string, unknown>, key: string, path: string): string {
+  const value = obj[key];
+  if (typeof value !== 'string' || value === '') throw new ProtocolError(`${path}.${key}`, 'expected a non-empty string');
+  return value;
+}
+
+export function parseRunError(value: unknown, path = 'error'): RunError {
+  if (!isObject(value) || typeof value.message !== 'string') {
+    throw new ProtocolError(path, 'expected {message, code?}');
+  }
+  if (value.code !== undefined && typeof value.code !== 'string') throw new ProtocolError(`${path}.code`, 'expected a string');
+  return value.code === undefined ? { message: value.message } : { message: value.message, code: value.code };
+}
+
+/** Parse, don't cast: validates a record arriving from storage, RPC or the wire. */
+export function parseRunView(value: unknown, path = 'record'): RunView {
+  if (!isObject(value)) throw new ProtocolError(path, 'expected an object');
+  const status = value.status;
+  if (!isRelayRunStatus(status)) throw new ProtocolError(`${path}.status`, `expected one of ${RUN_STATUSES.join(', ')}`);
+  const view: RunView = {
+    runId: requireString(value, 'runId', path),
+    threadId: requireString(value, 'threadId', path),
+    status,
+    lastSeq: requireInt(value, 'lastSeq', path, -1),
+    startedAt: requireInt(value, 'startedAt', path, 0),
+    updatedAt: requireInt(value, 'updatedAt', path, 0),
+  };
+  if (value.finishedAt !== undefined) view.finishedAt = requireInt(value, 'finishedAt', path, 0);
+  if (value.error !== undefined) view.error = parseRunError(value.error, `${path}.error`);
+  return view;
+}

@@ -1,0 +1,48 @@
+import { eventFrameJson, statusFrame, toNdjson, toSse } from '../protocol/index.ts';
+import type { RunLog } from './run-log.ts';
+
+export type HttpTailFormat = 'sse' | 'ndjson';
+
+const encoder = new TextEncoder();
+
+/**
+ * The tail over HTTP: SSE (`id: <seq>` per event, a final `event: status`) or
+ * NDJSON (one frame per line). The stream is pull-driven, so a slow reader
+ * slows the replay instead of growing a buffer in the object.
+ */
+export function httpTail(log: RunLog, fromSeq: number, format: HttpTailFormat): Response {
+  const controller = new AbortController();
+  const frames = log.read(fromSeq, controller.signal);
+  const body = new ReadableStream<Uint8Array>({
+    async pull(stream) {
+      const next = await frames.next();
+      if (next.done) {
+        stream.close();
+        return;
+      }
+      if (Array.isArray(next.value)) {
+        let text = '';
+        for (const event of next.value) {
+          // SSE carries the bare chunk; NDJSON the envelope. Both from stored JSON text.
+          text += format === 'sse' ? `id: ${event.seq}\ndata: ${event.raw}\n\n` : `${eventFrameJson(event.seq, event.raw)}\n`;
+        }
+        stream.enqueue(encoder.encode(text));
+        return;
+      }
+      const status = statusFrame(next.value);
+      stream.enqueue(encoder.encode(format === 'sse' ? toSse(status) : toNdjson(status)));
+      stream.close();
+    },
+    cancel() {
+      controller.abort();
+      void frames.return(undefined);
+    },
+  });
+  return new Response(body, {
+    headers: {
+      'content-type': format === 'sse' ? 'text/event-stream; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-accel-buffering': 'no',
+    },
+  });
+}

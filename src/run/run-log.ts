@@ -1,0 +1,299 @@
+import type { RunError, TerminalRunStatus } from '@tanstack/ai';
+import { isTerminalRunStatus } from '@tanstack/ai';
+import { parseRunError, parseRunnerRunRequest, parseRunView, type RunView, type RunnerRunRequest } from '../protocol/index.ts';
+import { hasSchema, migrate } from './migrations.ts';
+
+/** One event as stored: its seq and the chunk's JSON text, never re-serialized. */
+export interface StoredEvent {
+  seq: number;
+  raw: string;
+}
+
+export interface RunInit {
+  runId: string;
+  threadId: string;
+  request: RunnerRunRequest;
+  /** Hash of the create request's body, to tell an idempotent retry from a conflicting one. */
+  requestHash: string;
+  now: number;
+}
+
+export type OpenResult = { created: boolean; record: RunView; requestHash: string };
+
+export class TerminalRunError extends Error {
+  constructor(readonly record: RunView) {
+    super(`run ${record.runId} is ${record.status}; no further events can be appended`);
+    this.name = 'TerminalRunError';
+  }
+}
+
+/**
+ * A row holds many chunks; this bounds one row well under the 2 MB
+ * row limit even if every character were 3 bytes of UTF-8.
+ */
+const MAX_ROW_CHARS = 512 * 1024;
+
+/** Replay reads the log in pages so neither memory nor one SQL cursor grows with the run. */
+export const DEFAULT_PAGE_EVENTS = 512;
+
+interface RunRow {
+  run_id: string;
+  thread_id: string;
+  status: string;
+  started_at: number;
+  finished_at: number | null;
+  updated_at: number;
+  error: string | null;
+  request: string;
+  request_hash: string;
+  [key: string]: SqlStorageValue;
+}
+
+/**
+ * The run log: the record and its gap-free sequence of chunks, in the run
+ * object's SQLite. The contract (TanStack's run-store vocabulary):
+ * - `open` is idempotent: an existing record comes back unchanged;
+ * - `append` assigns the next seqs and throws on a terminal run;
+ * - `finish` is idempotent: the first terminal status wins;
+ * - `update` patches mutable fields and is a no-op for an unknown run;
+ * - every change wakes the listeners (the tails).
+ * All methods are synchronous: SQL here is synchronous, and doing it without
+ * an `await` in between makes each call one implicit transaction.
+ */
+export class RunLog {
+  readonly #storage: DurableObjectStorage;
+  readonly #sql: SqlStorage;
+  readonly #listeners = new Set<() => void>();
+  /** Cached cursor; `undefined` until first read from storage. */
+  #lastSeq: number | undefined;
+  #lastAppendAt = 0;
+  /** Once the schema exists it never disappears except through `reset()`. */
+  #hasSchema = false;
+
+  constructor(storage: DurableObjectStorage) {
+    this.#storage = storage;
+    this.#sql = storage.sql;
+  }
+
+  /** Creates the record, or returns the existing one unchanged. */
+  open(init: RunInit): OpenResult {
+    const existing = this.#row();
+    if (existing) return { created: false, record: this.#view(existing), requestHash: existing.request_hash };
+    this.#storage.transactionSync(() => {
+      migrate(this.#sql, init.now);
+      this.#sql.exec(
+        `INSERT INTO run (singleton, run_id, thread_id, status, started_at, updated_at, request, request_hash)
+         VALUES (1, ?, ?, 'running', ?, ?, ?, ?)`,
+        init.runId,
+        init.threadId,
+        init.now,
+        init.now,
+        JSON.stringify(init.request),
+        init.requestHash,
+      );
+    });
+    this.#lastSeq = -1;
+    const record = this.get();
+    if (!record) throw new Error('run record missing right after insert');
+    this.#notify();
+    return { created: true, record, requestHash: init.requestHash };
+  }
+
+  get(): RunView | null {
+    const row = this.#row();
+    return row ? this.#view(row) : null;
+  }
+
+  /** The runner request the run was opened with; `null` for an unknown run or one migrated from the legacy layout. */
+  request(): RunnerRunRequest | null {
+    const row = this.#row();
+    if (!row || row.request === 'null') return null;
+    return parseRunnerRunRequest(JSON.parse(row.request));
+  }
+
+  get lastSeq(): number {
+    if (this.#lastSeq === undefined) {
+      this.#lastSeq = hasSchema(this.#sql)
+        ? (this.#sql.exec<{ last_seq: number }>('SELECT last_seq FROM events ORDER BY first_seq DESC LIMIT 1').toArray()[0]?.last_seq ?? -1)
+        : -1;
+    }
+    return this.#lastSeq;
+  }
+
+  /**
+   * Appends chunks (their JSON text) as the next seqs. Consecutive chunks share
+   * a row, so a flush of N chunks costs about one row written, not N.
+   */
+  append(raws: readonly string[], now: number): { firstSeq: number; lastSeq: number } {
+    const row = this.#row();
+    if (!row) throw new Error('append to a run that was never opened');
+    const status = this.#view(row);
+    if (isTerminalRunStatus(status.status)) throw new TerminalRunError(status);
+    const firstSeq = this.lastSeq + 1;
+    if (raws.length === 0) return { firstSeq, lastSeq: firstSeq - 1 };
+    let seq = firstSeq;
+    let start = 0;
+    let chars = 0;
+    this.#storage.transactionSync(() => {
+      for (let i = 0; i < raws.length; i++) {
+        const size = raws[i]!.length + 1;
+        if (i > start && chars + size > MAX_ROW_CHARS) {
+          this.#insertRow(seq, raws.slice(start, i), now);
+          seq += i - start;
+          start = i;
+          chars = 0;
+        }
+        chars += size;
+      }
+      this.#insertRow(seq, raws.slice(start), now);
+    });
+    this.#lastSeq = firstSeq + raws.length - 1;
+    this.#lastAppendAt = now;
+    this.#notify();
+    return { firstSeq, lastSeq: this.#lastSeq };
+  }
+
+  /** Moves a running run to a terminal status. A run already terminal is returned unchanged (`changed: false`). */
+  finish(status: TerminalRunStatus, error: RunError | undefined, now: number): { record: RunView; changed: boolean } | null {
+    const row = this.#row();
+    if (!row) return null;
+    const current = this.#view(row);
+    if (isTerminalRunStatus(current.status)) return { record: current, changed: false };
+    this.#sql.exec(
+      'UPDATE run SET status = ?, finished_at = ?, updated_at = ?, error = ? WHERE singleton = 1',
+      status,
+      now,
+      now,
+      error ? JSON.stringify(error) : null,
+    );
+    this.#notify();
+    return { record: this.get()!, changed: true };
+  }
+
+  /** Patches the mutable fields of a record; a no-op for an unknown run. */
+  update(patch: { error?: RunError }, now: number): void {
+    if (!this.#row()) return;
+    if (patch.error !== undefined) {
+      this.#sql.exec('UPDATE run SET error = ?, updated_at = ? WHERE singleton = 1', JSON.stringify(patch.error), now);
+    } else {
+      this.#sql.exec('UPDATE run SET updated_at = ? WHERE singleton = 1', now);
+    }
+    this.#notify();
+  }
+
+  /** Up to `maxEvents` events after `afterSeq`, in seq order. The cursor is consumed before returning. */
+  page(afterSeq: number, maxEvents = DEFAULT_PAGE_EVENTS): StoredEvent[] {
+    if (afterSeq >= this.lastSeq) return [];
+    const events: StoredEvent[] = [];
+    // The row holding afterSeq + 1 starts at or before it; later rows follow in key order.
+    const rows = this.#sql.exec<{ first_seq: number; chunks: string }>(
+      `SELECT first_seq, chunks FROM events
+       WHERE first_seq >= COALESCE((SELECT MAX(first_seq) FROM events WHERE first_seq <= ?), 0)
+       ORDER BY first_seq LIMIT ?`,
+      afterSeq + 1,
+      maxEvents,
+    );
+    for (const row of rows) {
+      const lines = row.chunks.split('\n');
+      for (let i = 0; i < lines.length; i++) {
+        const seq = row.first_seq + i;
+        if (seq <= afterSeq) continue;
+        events.push({ seq, raw: lines[i]! });
+        if (events.length >= maxEvents) break;
+      }
+      if (events.length >= maxEvents) break;
+    }
+    return events;
+  }
+
+  /**
+   * Replays after `fromSeq`, then tails live; ends once the run is terminal and
+   * the reader has every event, yielding the final record last. Pages keep
+   * memory bounded; the consumer's pace is the producer's (a pull).
+   */
+  async *read(fromSeq: number, signal?: AbortSignal): AsyncGenerator<StoredEvent[] | RunView> {
+    let cursor = fromSeq;
+    while (!signal?.aborted) {
+      const events = this.page(cursor);
+      if (events.length > 0) {
+        cursor = events[events.length - 1]!.seq;
+        yield events;
+        continue;
+      }
+      const record = this.get();
+      if (!record) return;
+      if (isTerminalRunStatus(record.status)) {
+        yield record;
+        return;
+      }
+      await this.#changed(signal);
+    }
+  }
+
+  /** Calls `listener` after every change. Returns the unsubscribe function. */
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Forgets the cached cursor, e.g. after the storage was wiped. */
+  reset(): void {
+    this.#lastSeq = undefined;
+    this.#lastAppendAt = 0;
+    this.#hasSchema = false;
+    this.#notify();
+  }
+
+  #changed(signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        unsubscribe();
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const unsubscribe = this.subscribe(done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  #insertRow(firstSeq: number, raws: readonly string[], now: number): void {
+    this.#sql.exec(
+      'INSERT INTO events (first_seq, last_seq, chunks, appended_at) VALUES (?, ?, ?, ?)',
+      firstSeq,
+      firstSeq + raws.length - 1,
+      raws.join('\n'),
+      now,
+    );
+  }
+
+  #row(): RunRow | null {
+    if (!this.#hasSchema) {
+      if (!hasSchema(this.#sql)) return null;
+      this.#hasSchema = true;
+    }
+    return this.#sql.exec<RunRow>('SELECT * FROM run WHERE singleton = 1').toArray()[0] ?? null;
+  }
+
+  #view(row: RunRow): RunView {
+    return parseRunView({
+      runId: row.run_id,
+      threadId: row.thread_id,
+      status: row.status,
+      lastSeq: this.lastSeq,
+      startedAt: row.started_at,
+      updatedAt: Math.max(row.updated_at, this.#lastAppendAt || this.#lastAppendedAt()),
+      ...(row.finished_at !== null ? { finishedAt: row.finished_at } : {}),
+      ...(row.error !== null ? { error: parseRunError(JSON.parse(row.error)) } : {}),
+    });
+  }
+
+  #lastAppendedAt(): number {
+    const at = this.#sql.exec<{ appended_at: number }>('SELECT appended_at FROM events ORDER BY first_seq DESC LIMIT 1').toArray()[0]?.appended_at ?? 0;
+    this.#lastAppendAt = at;
+    return at;
+  }
+
+  #notify(): void {
+    for (const listener of [...this.#listeners]) listener();
+  }
+}

@@ -1,0 +1,32 @@
+import type { Sandbox } from '@cloudflare/sandbox';
+import type { RelayConfig, RelayEnv } from '../config.ts';
+import { httpTransport } from './http-transport.ts';
+import { sandboxTransport } from './sandbox-transport.ts';
+import type { RunnerTransport } from './transport.ts';
+
+/** Where the Dockerfile puts the runner, and the port it listens on inside the container. */
+export const CONTAINER_RUNNER = { command: 'node /runner/src/main.ts', port: 8788 } as const;
+
+/** The harness keys: secrets that go to the container's environment and nowhere else. */
+const HARNESS_SECRETS = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN'] as const;
+
+export function harnessSecrets(env: RelayEnv): Record<string, string> {
+  const secrets: Record<string, string> = {};
+  for (const name of HARNESS_SECRETS) {
+    const value = env[name];
+    if (typeof value === 'string' && value !== '') secrets[name] = value;
+  }
+  return secrets;
+}
+
+/** `RUNNER_URL` set: plain HTTP (dev, tests). Unset: the container binding. */
+export function transportFor(env: RelayEnv, config: RelayConfig): RunnerTransport {
+  if (config.runnerUrl) return httpTransport(config.runnerUrl);
+  return sandboxTransport(env.Sandbox as unknown as DurableObjectNamespace<Sandbox>, {
+    // One sandbox per run: ids are lowercase, 36 characters, within the SDK's 63.
+    sandboxId: (runId) => runId,
+    runnerPort: CONTAINER_RUNNER.port,
+    runnerCommand: CONTAINER_RUNNER.command,
+    env: harnessSecrets(env),
+  });
+}

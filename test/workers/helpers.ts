@@ -1,0 +1,90 @@
+import type { StreamChunk } from '@tanstack/ai';
+import { env, runInDurableObject } from 'cloudflare:test';
+import { exports } from 'cloudflare:workers';
+import { parseTailFrame, type TailFrame } from '../../src/protocol/index.ts';
+import type { RunObject } from '../../src/run/run-object.ts';
+
+export const BASE = 'http://relay.test';
+
+export function api(path: string, init?: RequestInit): Promise<Response> {
+  return exports.default.fetch(`${BASE}${path}`, init);
+}
+
+export async function createRun(body: unknown = { prompt: 'hello' }, headers: Record<string, string> = {}) {
+  const res = await api('/runs', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  return { res, json: (await res.json()) as Record<string, unknown> & { runId: string } };
+}
+
+export function runStub(runId: string) {
+  return env.RUNS.get(env.RUNS.idFromName(runId));
+}
+
+/** Feeds chunks to a run the way the runner pump does. */
+export function feed(runId: string, chunks: StreamChunk[]) {
+  return runInDurableObject(runStub(runId), (object: RunObject) => object.ingest(chunks));
+}
+
+export function text(i: number): StreamChunk {
+  return { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm1', delta: `t${i};` } as StreamChunk;
+}
+
+export function texts(from: number, count: number): StreamChunk[] {
+  return Array.from({ length: count }, (_, i) => text(from + i));
+}
+
+export const finished = (runId: string) => ({ type: 'RUN_FINISHED', runId, threadId: runId, finishReason: 'stop' }) as unknown as StreamChunk;
+
+/** A WebSocket tail as a client sees it: every frame in order, and how it closed. */
+export interface Tail {
+  ws: WebSocket;
+  frames: TailFrame[];
+  closed: Promise<{ code: number; reason: string }>;
+  /** Resolves once `predicate` holds for the frames received so far. */
+  until(predicate: (frames: TailFrame[]) => boolean): Promise<TailFrame[]>;
+  seqs(): number[];
+}
+
+export async function openTail(runId: string, query = ''): Promise<Tail> {
+  const res = await api(`/runs/${runId}/ws${query}`, { headers: { upgrade: 'websocket' } });
+  if (res.status !== 101 || !res.webSocket) throw new Error(`expected 101, got ${res.status}: ${await res.text()}`);
+  const ws = res.webSocket;
+  const frames: TailFrame[] = [];
+  const waiters = new Set<() => void>();
+  let resolveClosed!: (value: { code: number; reason: string }) => void;
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => (resolveClosed = resolve));
+  ws.addEventListener('message', (event) => {
+    frames.push(parseTailFrame(JSON.parse(String(event.data))));
+    for (const wake of [...waiters]) wake();
+  });
+  ws.addEventListener('close', (event) => {
+    resolveClosed({ code: event.code, reason: event.reason });
+    for (const wake of [...waiters]) wake();
+  });
+  ws.accept();
+  return {
+    ws,
+    frames,
+    closed,
+    until(predicate) {
+      return new Promise((resolve) => {
+        const check = () => {
+          if (predicate(frames)) {
+            waiters.delete(check);
+            resolve(frames);
+          }
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+    seqs: () => frames.flatMap((f) => ('seq' in f ? [f.seq] : [])),
+  };
+}
+
+export function range(from: number, to: number): number[] {
+  return Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
+}
