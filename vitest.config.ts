@@ -1,5 +1,6 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
+import { faultProxy } from './test/support/fault-proxy.ts';
 import { quietRunner } from './test/support/quiet-runner.ts';
 import { sqlText } from './test/support/sql-text.ts';
 
@@ -20,6 +21,25 @@ export default defineConfig({
           }),
         ],
         test: { name: 'workers', include: ['test/workers/**/*.test.ts'] },
+      },
+      {
+        // The driver in workerd against the real runner program on loopback
+        // (started by the global setup), behind a proxy that can play faults.
+        plugins: [
+          sqlText(),
+          cloudflareTest(({ inject }) => ({
+            wrangler: { configPath: './wrangler.toml' },
+            miniflare: {
+              bindings: { RUNNER_URL: 'http://runner.test', STALL_TIMEOUT_SECONDS: '4' },
+              outboundService: faultProxy(inject('runnerUrl')),
+            },
+          })),
+        ],
+        test: { name: 'driver', include: ['test/driver/**/*.test.ts'], globalSetup: ['test/support/runner-setup.ts'] },
+      },
+      {
+        // Pure modules (protocol, NDJSON reader, watchdog) in Node.
+        test: { name: 'unit', environment: 'node', include: ['test/unit/**/*.test.ts'] },
       },
     ],
   },

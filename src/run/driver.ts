@@ -135,7 +135,9 @@ export class Driver {
           return 'retry';
         }
         const detail = (await response.text().catch(() => '')).slice(0, 500);
-        this.fail('runner_error', `The harness runner answered ${response.status}${detail ? `: ${detail}` : ''}.`);
+        // 502/503/504 come from whatever fronts a runner that is not there.
+        const code = response.status >= 502 && response.status <= 504 ? 'runner_unavailable' : 'runner_error';
+        this.fail(code, `The harness runner answered ${response.status}${detail ? `: ${detail}` : ''}.`);
         return 'settled';
       }
       if (!response.body) {

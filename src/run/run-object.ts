@@ -50,8 +50,6 @@ export class RunObject extends DurableObject<RelayEnv> {
   readonly #tails: Tails;
   readonly #transport: RunnerTransport;
   readonly #driver: Driver;
-  /** Ids of the run this object holds, once known (the object is named by its run id). */
-  #ids: { runId: string; threadId: string } | undefined;
 
   constructor(ctx: DurableObjectState, env: RelayEnv) {
     super(ctx, env);
@@ -68,7 +66,6 @@ export class RunObject extends DurableObject<RelayEnv> {
     // A legacy run under this id is migrated first, so `open` sees it.
     this.#load(call.runId);
     const opened = this.#log.open({ ...call, now: Date.now() });
-    this.#ids = { runId: opened.record.runId, threadId: opened.record.threadId };
     if (!opened.created) {
       this.#resume(opened.record);
       return { kind: opened.requestHash === call.requestHash ? 'existing' : 'conflict', record: opened.record };
@@ -185,7 +182,6 @@ export class RunObject extends DurableObject<RelayEnv> {
       this.#log.reset();
       record = this.#log.get();
     }
-    if (record) this.#ids = { runId: record.runId, threadId: record.threadId };
     return record;
   }
 
@@ -237,13 +233,14 @@ export class RunObject extends DurableObject<RelayEnv> {
   }
 
   #sink(): DriverSink {
-    const object = this;
+    const log = this.#log;
     return {
+      // The object is named by its run id; the record is where it is written down.
       get runId() {
-        return object.#ids?.runId ?? '';
+        return log.get()?.runId ?? '';
       },
       get threadId() {
-        return object.#ids?.threadId ?? '';
+        return log.get()?.threadId ?? '';
       },
       lastSeq: () => this.#log.lastSeq,
       isTerminal: () => {

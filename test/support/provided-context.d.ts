@@ -1,0 +1,9 @@
+// Values the global setups hand to tests and to the workerd project configs.
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Base URL of the real runner started for the driver tests. */
+    runnerUrl: string;
+  }
+}
+
+export {};
