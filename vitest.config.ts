@@ -6,6 +6,7 @@ import { sqlText } from './test/support/sql-text.ts';
 
 export default defineConfig({
   test: {
+    reporters: ['default', './test/support/summary-reporter.ts'],
     projects: [
       {
         // The log, the tails and the API in workerd, fed by the tests through

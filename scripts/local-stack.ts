@@ -1,0 +1,131 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { startRunner, type RunningRunner } from '../container/src/server.ts';
+import { readDevVars } from './dev-vars.ts';
+
+/**
+ * The whole service on loopback with no Docker: the runner as an in-process
+ * Node server and the Worker under `wrangler dev` (containers disabled),
+ * pointed at it with RUNNER_URL. `npm start` and the end-to-end tests both
+ * start it through here, so the tests exercise what a user runs.
+ */
+export interface LocalStackOptions {
+  /** The Worker's port; 0 picks a free one. */
+  port: number;
+  /** The runner's port; 0 picks a free one. */
+  runnerPort: number;
+  /** Extra Worker variables (`--var`), e.g. a short STALL_TIMEOUT_SECONDS in tests. */
+  vars?: Record<string, string>;
+  /** Where wrangler keeps local Durable Object state (default: .wrangler/state). */
+  persistTo?: string;
+  /** wrangler's own output, line by line. Default: dropped. */
+  onOutput?: (line: string) => void;
+}
+
+export interface LocalStack {
+  url: string;
+  runnerUrl: string;
+  runner: RunningRunner;
+  /** The wrangler dev process (its process group is the Worker and workerd). */
+  worker: ChildProcess;
+  close(): Promise<void>;
+}
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const WRANGLER = fileURLToPath(new URL('../node_modules/wrangler/bin/wrangler.js', import.meta.url));
+const READY_TIMEOUT_MS = 60_000;
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  if (address === null || typeof address === 'string') throw new Error('could not pick a free port');
+  return address.port;
+}
+
+export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  const devVars = readDevVars(`${ROOT}/.dev.vars`);
+  const port = options.port || (await freePort());
+  // The runner inherits the machine's environment and .dev.vars: that is where
+  // harness keys live locally, exactly as in the container's environment.
+  const runner = await startRunner({
+    port: options.runnerPort,
+    host: '127.0.0.1',
+    env: { ...process.env, ...devVars },
+    log: () => {},
+  });
+  const vars = { RUNNER_URL: runner.url, ...options.vars };
+  const args = [WRANGLER, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(await freePort()), '--show-interactive-dev-session=false'];
+  for (const [name, value] of Object.entries(vars)) args.push('--var', `${name}:${value}`);
+  if (options.persistTo) args.push('--persist-to', options.persistTo);
+  const worker = spawn(process.execPath, args, {
+    cwd: ROOT,
+    // Its own process group, so stopping the stack stops workerd too.
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_SEND_METRICS: 'false', FORCE_COLOR: '0' },
+  });
+  const output: string[] = [];
+  const onData = (data: Buffer) => {
+    for (const line of data.toString('utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      output.push(line);
+      if (output.length > 200) output.shift();
+      options.onOutput?.(line);
+    }
+  };
+  worker.stdout!.on('data', onData);
+  worker.stderr!.on('data', onData);
+
+  const url = `http://127.0.0.1:${port}`;
+  const close = async () => {
+    await stopGroup(worker);
+    await runner.close();
+  };
+  try {
+    await waitForHealth(url, worker);
+  } catch (error) {
+    await close();
+    throw new Error(`${(error as Error).message}\n--- wrangler output ---\n${output.join('\n')}`);
+  }
+  return { url, runnerUrl: runner.url, runner, worker, close };
+}
+
+async function waitForHealth(url: string, worker: ChildProcess): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (worker.exitCode !== null) throw new Error(`wrangler dev exited with code ${worker.exitCode}`);
+    try {
+      const res = await fetch(`${url}/health`);
+      if (res.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`the Worker did not answer ${url}/health within ${READY_TIMEOUT_MS / 1000} s`);
+}
+
+/** SIGTERM to the whole group, SIGKILL if it lingers: no orphan workerd. */
+async function stopGroup(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.pid === undefined) return;
+  const exited = once(child, 'exit');
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  const timer = setTimeout(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }, 5_000);
+  await exited;
+  clearTimeout(timer);
+}
