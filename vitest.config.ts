@@ -39,6 +39,15 @@ export default defineConfig({
         test: { name: 'driver', include: ['test/driver/**/*.test.ts'], globalSetup: ['test/support/runner-setup.ts'] },
       },
       {
+        // The runner program in Node: real server, real harness processes.
+        extends: './container/vitest.config.ts',
+        test: { name: 'runner' },
+      },
+      {
+        // The real local stack (the `npm start` code path) from the outside.
+        test: { name: 'e2e', environment: 'node', include: ['test/e2e/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 120_000 },
+      },
+      {
         // Pure modules (protocol, NDJSON reader, watchdog) in Node.
         test: { name: 'unit', environment: 'node', include: ['test/unit/**/*.test.ts'] },
       },

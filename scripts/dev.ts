@@ -22,7 +22,7 @@ const auth = setting('API_TOKEN') ? 'on (Authorization: Bearer $API_TOKEN)' : 'O
 console.log(`
   harness-relay is running
     demo page + API   ${stack.url}
-    runner            ${stack.runnerUrl}  (harnesses here: ${stack.runner.harnesses().join(', ')})
+    runner            ${stack.runnerUrl}  (harnesses here: ${stack.runner?.harnesses().join(', ')})
     default harness   ${harness}
     auth              ${auth}
 
@@ -43,5 +43,5 @@ process.on('SIGTERM', () => void stop('SIGTERM'));
 stack.worker.on('exit', (code) => {
   if (stopping) return;
   console.error(`wrangler dev exited unexpectedly (code ${code}); stopping the runner.`);
-  void stack.runner.close().then(() => process.exit(1));
+  void stack.close().then(() => process.exit(1));
 });

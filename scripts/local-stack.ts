@@ -16,6 +16,8 @@ export interface LocalStackOptions {
   port: number;
   /** The runner's port; 0 picks a free one. */
   runnerPort: number;
+  /** Use a runner that is already running (a separate process) instead of starting one in-process. */
+  runnerUrl?: string;
   /** Extra Worker variables (`--var`), e.g. a short STALL_TIMEOUT_SECONDS in tests. */
   vars?: Record<string, string>;
   /** Where wrangler keeps local Durable Object state (default: .wrangler/state). */
@@ -27,7 +29,8 @@ export interface LocalStackOptions {
 export interface LocalStack {
   url: string;
   runnerUrl: string;
-  runner: RunningRunner;
+  /** The in-process runner; absent when `runnerUrl` named an external one. */
+  runner: RunningRunner | undefined;
   /** The wrangler dev process (its process group is the Worker and workerd). */
   worker: ChildProcess;
   close(): Promise<void>;
@@ -52,13 +55,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const port = options.port || (await freePort());
   // The runner inherits the machine's environment and .dev.vars: that is where
   // harness keys live locally, exactly as in the container's environment.
-  const runner = await startRunner({
-    port: options.runnerPort,
-    host: '127.0.0.1',
-    env: { ...process.env, ...devVars },
-    log: () => {},
-  });
-  const vars = { RUNNER_URL: runner.url, ...options.vars };
+  const runner = options.runnerUrl
+    ? undefined
+    : await startRunner({
+        port: options.runnerPort,
+        host: '127.0.0.1',
+        env: { ...process.env, ...devVars },
+        log: () => {},
+      });
+  const runnerUrl = options.runnerUrl ?? runner!.url;
+  const vars = { RUNNER_URL: runnerUrl, ...options.vars };
   const args = [WRANGLER, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(await freePort()), '--show-interactive-dev-session=false'];
   for (const [name, value] of Object.entries(vars)) args.push('--var', `${name}:${value}`);
   if (options.persistTo) args.push('--persist-to', options.persistTo);
@@ -84,7 +90,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const url = `http://127.0.0.1:${port}`;
   const close = async () => {
     await stopGroup(worker);
-    await runner.close();
+    await runner?.close();
   };
   try {
     await waitForHealth(url, worker);
@@ -92,7 +98,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await close();
     throw new Error(`${(error as Error).message}\n--- wrangler output ---\n${output.join('\n')}`);
   }
-  return { url, runnerUrl: runner.url, runner, worker, close };
+  return { url, runnerUrl, runner, worker, close };
 }
 
 async function waitForHealth(url: string, worker: ChildProcess): Promise<void> {

@@ -15,6 +15,13 @@ import { ProtocolError } from './record.ts';
 export const RUNNER_RUN_STATES = ['running', 'finished', 'crashed', 'cancelled'] as const;
 export type RunnerRunState = (typeof RUNNER_RUN_STATES)[number];
 
+/**
+ * Longest line (one chunk) either side accepts, in UTF-8 bytes. The runner
+ * ends a run whose harness writes a longer one with a `chunk_too_large`
+ * `RUN_ERROR`; the relay applies the same bound to what it reads.
+ */
+export const RUNNER_MAX_LINE_BYTES = 1_048_576;
+
 /** On every stream answer (`POST /run`, `GET /runs/:runId/stream`): the run's state when the answer started. */
 export const RUNNER_RUN_STATE_HEADER = 'x-runner-run-state';
 

@@ -5,7 +5,7 @@ import { sandboxTransport } from './sandbox-transport.ts';
 import type { RunnerTransport } from './transport.ts';
 
 /** Where the Dockerfile puts the runner, and the port it listens on inside the container. */
-export const CONTAINER_RUNNER = { command: 'node /runner/src/main.ts', port: 8788 } as const;
+export const CONTAINER_RUNNER = { command: 'node /opt/harness-relay/container/src/main.ts', port: 8788 } as const;
 
 /** The harness keys: secrets that go to the container's environment and nowhere else. */
 const HARNESS_SECRETS = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN'] as const;

@@ -1,0 +1,64 @@
+import { RUNNER_MAX_LINE_BYTES } from '../../src/protocol/index.ts';
+
+/**
+ * The runner's settings, read once from the environment. Everything has a
+ * default so `node container/src/main.ts` works with no configuration.
+ */
+export interface RunnerConfig {
+  port: number;
+  host: string;
+  /** A blank line goes to every open stream when its run has been quiet this long. */
+  keepAliveMs: number;
+  /** How long a finished run's lines stay available for reattach. */
+  spoolTtlMs: number;
+  /** At most this many finished runs are kept; the oldest go first. */
+  maxFinishedRuns: number;
+  /** Per run: older lines are dropped past this, and a reattach before them answers 410. */
+  maxSpoolBytes: number;
+  /** One line longer than this ends the run with a `chunk_too_large` error. */
+  maxLineBytes: number;
+  /** Between SIGTERM and SIGKILL when a harness is stopped. */
+  killGraceMs: number;
+  /** Where the CLI harnesses work when the request names no `workspace`: `<root>/<threadId>`. */
+  workspaceRoot: string | undefined;
+}
+
+export const DEFAULT_PORT = 8788;
+export const DEFAULT_HOST = '127.0.0.1';
+/** Well under the relay's 120 s stall timeout, so an idle but healthy run is never mistaken for a stalled one. */
+export const DEFAULT_KEEPALIVE_MS = 10_000;
+export const DEFAULT_SPOOL_TTL_MS = 60 * 60 * 1000;
+export const DEFAULT_MAX_FINISHED_RUNS = 200;
+/** Covers a long agent run many times over; a benchmark that outgrows it only loses its oldest lines. */
+export const DEFAULT_MAX_SPOOL_BYTES = 256 * 1024 * 1024;
+/** The relay's own bound, so an oversized chunk ends the run with the runner's RUN_ERROR rather than a cut stream. */
+export const DEFAULT_MAX_LINE_BYTES = RUNNER_MAX_LINE_BYTES;
+export const DEFAULT_KILL_GRACE_MS = 3_000;
+
+type Env = Record<string, string | undefined>;
+
+function intFrom(env: Env, names: string[], fallback: number, min: number): number {
+  for (const name of names) {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') continue;
+    const value = Number(raw);
+    if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name}: expected an integer >= ${min}, got ${JSON.stringify(raw)}`);
+    return value;
+  }
+  return fallback;
+}
+
+/** RUNNER_PORT wins over PORT: the local stack also sets PORT for the Worker itself. */
+export function readRunnerConfig(env: Env = process.env): RunnerConfig {
+  return {
+    port: intFrom(env, ['RUNNER_PORT', 'PORT'], DEFAULT_PORT, 0),
+    host: env.RUNNER_HOST?.trim() || DEFAULT_HOST,
+    keepAliveMs: intFrom(env, ['RUNNER_KEEPALIVE_MS'], DEFAULT_KEEPALIVE_MS, 1),
+    spoolTtlMs: intFrom(env, ['RUNNER_SPOOL_TTL_MS'], DEFAULT_SPOOL_TTL_MS, 0),
+    maxFinishedRuns: intFrom(env, ['RUNNER_SPOOL_MAX_RUNS'], DEFAULT_MAX_FINISHED_RUNS, 1),
+    maxSpoolBytes: intFrom(env, ['RUNNER_SPOOL_MAX_BYTES'], DEFAULT_MAX_SPOOL_BYTES, 1024),
+    maxLineBytes: intFrom(env, ['RUNNER_MAX_LINE_BYTES'], DEFAULT_MAX_LINE_BYTES, 1024),
+    killGraceMs: intFrom(env, ['RUNNER_KILL_GRACE_MS'], DEFAULT_KILL_GRACE_MS, 0),
+    workspaceRoot: env.RUNNER_WORKSPACE_ROOT?.trim() || undefined,
+  };
+}

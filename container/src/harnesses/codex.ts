@@ -1,0 +1,33 @@
+import type { ModelMessage } from '@tanstack/ai';
+import { parseCodexOptions } from '../harness-options.ts';
+import { pipeChatStream } from './chat-stream.ts';
+import { localSandbox } from './local-sandbox.ts';
+import type { HarnessContext } from './types.ts';
+
+const DEFAULT_MODEL = 'gpt-5.3-codex';
+
+/**
+ * Codex through `@tanstack/ai-codex` (`codex exec --experimental-json`).
+ * `codex exec` authenticates with CODEX_API_KEY; when only OPENAI_API_KEY is
+ * configured it is handed over under that name, in the CLI's environment only.
+ */
+export async function runCodex(ctx: HarnessContext): Promise<void> {
+  const { request, env } = ctx;
+  const options = parseCodexOptions(request.harnessOptions);
+  const [{ chat }, { codexText }, sandbox] = await Promise.all([import('@tanstack/ai'), import('@tanstack/ai-codex'), localSandbox(request)]);
+  const apiKey = env.CODEX_API_KEY?.trim() ? undefined : env.OPENAI_API_KEY?.trim();
+  const adapter = codexText(request.model ?? DEFAULT_MODEL, {
+    ...(apiKey ? { env: { CODEX_API_KEY: apiKey } } : {}),
+    ...(options.sandboxMode !== undefined ? { sandboxMode: options.sandboxMode } : {}),
+    ...(options.modelReasoningEffort !== undefined ? { modelReasoningEffort: options.modelReasoningEffort } : {}),
+  });
+  const stream = chat({
+    adapter,
+    messages: request.messages as unknown as ModelMessage[],
+    runId: request.runId,
+    threadId: request.threadId,
+    middleware: [sandbox],
+    ...(options.sessionId !== undefined ? { modelOptions: { sessionId: options.sessionId } } : {}),
+  });
+  await pipeChatStream(stream, ctx);
+}

@@ -1,0 +1,92 @@
+import type { DemoOptions, RunnerRunRequest } from '../../../src/protocol/index.ts';
+import type { WireChunk } from '../chunk-writer.ts';
+
+/**
+ * The demo harness's run, as a pure sequence: what to write and where a fault
+ * strikes. Pure so a test can compute exactly what a run must stream.
+ *
+ * Fault points count text deltas (0-based): at delta `k` the fault replaces
+ * that delta, so deltas `0..k-1` were written before it. A point at or past
+ * `chunks` never fires.
+ */
+export type DemoStep = { kind: 'chunk'; chunk: WireChunk } | { kind: 'crash' } | { kind: 'stall' };
+
+export type DemoInput = Pick<RunnerRunRequest, 'runId' | 'threadId' | 'messages'>;
+
+const FALLBACK_PROMPT = 'hello';
+const TOOL_NAME = 'count_words';
+
+/** The last user message's text, made printable ASCII so a delta's characters are its bytes. */
+export function demoPrompt(messages: RunnerRunRequest['messages']): string {
+  const user = [...messages].reverse().find((message) => message.role === 'user');
+  const content: unknown = user?.content;
+  let text = '';
+  if (typeof content === 'string') text = content;
+  else if (Array.isArray(content)) {
+    text = content
+      .map((part: unknown) => (typeof part === 'object' && part !== null && 'content' in part && typeof part.content === 'string' ? part.content : ''))
+      .join(' ');
+  }
+  const ascii = text.replace(/[^\x20-\x7e]+/g, ' ').replace(/\s+/g, ' ').trim();
+  return ascii === '' ? FALLBACK_PROMPT : ascii;
+}
+
+/** Text delta `index`: exactly `bytes` ASCII characters, `[index] prompt ` repeated and cut. */
+export function demoTextDelta(prompt: string, index: number, bytes: number): string {
+  const unit = `[${index}] ${prompt} `;
+  return unit.length >= bytes ? unit.slice(0, bytes) : unit.repeat(Math.ceil(bytes / unit.length)).slice(0, bytes);
+}
+
+/** The concatenated text of a run that wrote deltas `0..count-1`. */
+export function demoText(prompt: string, count: number, bytes: number): string {
+  let text = '';
+  for (let i = 0; i < count; i++) text += demoTextDelta(prompt, i, bytes);
+  return text;
+}
+
+export function* demoScript(input: DemoInput, options: DemoOptions, now: () => number = Date.now): Generator<DemoStep> {
+  const { runId, threadId } = input;
+  const prompt = demoPrompt(input.messages);
+  const words = prompt.split(' ').length;
+  const chunk = (fields: WireChunk): DemoStep => ({ kind: 'chunk', chunk: { ...fields, timestamp: now() } });
+  const reasoningId = `${runId}-reasoning`;
+  const textId = `${runId}-text-1`;
+  const toolCallId = `${runId}-tool-1`;
+
+  yield chunk({ type: 'RUN_STARTED', runId, threadId });
+  yield chunk({ type: 'REASONING_START', messageId: reasoningId });
+  yield chunk({ type: 'REASONING_MESSAGE_START', messageId: reasoningId, role: 'reasoning' });
+  for (const delta of [`The prompt has ${words} words. `, `I will stream ${options.chunks} text deltas, `, `then call ${TOOL_NAME}.`]) {
+    yield chunk({ type: 'REASONING_MESSAGE_CONTENT', messageId: reasoningId, delta });
+  }
+  yield chunk({ type: 'REASONING_MESSAGE_END', messageId: reasoningId });
+  yield chunk({ type: 'REASONING_END', messageId: reasoningId });
+
+  yield chunk({ type: 'TEXT_MESSAGE_START', messageId: textId, role: 'assistant' });
+  for (let i = 0; i < options.chunks; i++) {
+    if (i === options.failAt) {
+      const message = `The demo harness failed at text delta ${i} (failAt).`;
+      yield chunk({ type: 'RUN_ERROR', runId, threadId, message, code: 'demo_failure', error: { message, code: 'demo_failure' } });
+      return;
+    }
+    if (i === options.crashAt) return yield { kind: 'crash' };
+    if (i === options.stallAt) return yield { kind: 'stall' };
+    yield chunk({ type: 'TEXT_MESSAGE_CONTENT', messageId: textId, delta: demoTextDelta(prompt, i, options.chunkBytes) });
+  }
+  yield chunk({ type: 'TEXT_MESSAGE_END', messageId: textId });
+
+  const input_ = { text: prompt.slice(0, 80) };
+  const args = JSON.stringify(input_);
+  const half = Math.ceil(args.length / 2);
+  yield chunk({ type: 'TOOL_CALL_START', toolCallId, toolCallName: TOOL_NAME, toolName: TOOL_NAME, parentMessageId: textId });
+  yield chunk({ type: 'TOOL_CALL_ARGS', toolCallId, delta: args.slice(0, half) });
+  yield chunk({ type: 'TOOL_CALL_ARGS', toolCallId, delta: args.slice(half) });
+  yield chunk({ type: 'TOOL_CALL_END', toolCallId, toolCallName: TOOL_NAME, input: input_ });
+  yield chunk({ type: 'TOOL_CALL_RESULT', messageId: `${runId}-tool-result-1`, toolCallId, role: 'tool', content: JSON.stringify({ words: input_.text.split(' ').length }) });
+
+  const closingId = `${runId}-text-2`;
+  yield chunk({ type: 'TEXT_MESSAGE_START', messageId: closingId, role: 'assistant' });
+  yield chunk({ type: 'TEXT_MESSAGE_CONTENT', messageId: closingId, delta: `Done: ${options.chunks} deltas streamed.` });
+  yield chunk({ type: 'TEXT_MESSAGE_END', messageId: closingId });
+  yield chunk({ type: 'RUN_FINISHED', runId, threadId, finishReason: 'stop' });
+}

@@ -1,0 +1,18 @@
+import type { RunnerRunRequest } from '../../../src/protocol/index.ts';
+import type { ChunkWriter } from '../chunk-writer.ts';
+import type { Redactor } from '../redact.ts';
+
+/** What a harness gets inside its process. It writes chunks and returns when the run is over. */
+export interface HarnessContext {
+  request: RunnerRunRequest;
+  writer: ChunkWriter;
+  /** The process environment: the only place credentials come from. */
+  env: Record<string, string | undefined>;
+  redact: Redactor;
+}
+
+/**
+ * Runs one turn. Resolving means the stream is complete (the harness wrote its
+ * terminal chunk); throwing makes the process write a `RUN_ERROR` for it.
+ */
+export type Harness = (ctx: HarnessContext) => Promise<void>;

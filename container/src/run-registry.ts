@@ -1,0 +1,126 @@
+import type { RunnerRunRequest, RunnerRunStatus } from '../../src/protocol/index.ts';
+import type { RunnerConfig } from './config.ts';
+import type { Redactor } from './redact.ts';
+import { RunSpool, type EndedState } from './spool.ts';
+import { startHarnessProcess, type HarnessProcess } from './supervisor.ts';
+
+export interface Run {
+  readonly request: RunnerRunRequest;
+  readonly spool: RunSpool;
+  readonly process: HarnessProcess;
+  readonly startedAt: number;
+  endedAt?: number;
+}
+
+export interface RegistryDeps {
+  config: RunnerConfig;
+  env: Record<string, string | undefined>;
+  redact: Redactor;
+  log: (line: string) => void;
+}
+
+/**
+ * Every run this runner knows, live or recently ended.
+ *
+ * Retention: an ended run stays `spoolTtlMs` for reattach, and at most
+ * `maxFinishedRuns` ended runs are kept (oldest evicted first). A live run is
+ * never evicted: it does not depend on anyone reading it.
+ */
+export class RunRegistry {
+  readonly #deps: RegistryDeps;
+  readonly #runs = new Map<string, Run>();
+  /** Ended runs in the order they ended, with their eviction timers. */
+  readonly #ended = new Map<string, NodeJS.Timeout>();
+
+  constructor(deps: RegistryDeps) {
+    this.#deps = deps;
+  }
+
+  get(runId: string): Run | undefined {
+    return this.#runs.get(runId);
+  }
+
+  has(runId: string): boolean {
+    return this.#runs.has(runId);
+  }
+
+  /** The caller has checked that the run id is new and the harness available. */
+  start(request: RunnerRunRequest): Run {
+    const { config, env, redact, log } = this.#deps;
+    let run: Run | undefined;
+    const spool = new RunSpool({
+      keepAliveMs: config.keepAliveMs,
+      maxBytes: config.maxSpoolBytes,
+      onEnd: (state) => {
+        if (run !== undefined) this.#onEnded(run, state);
+      },
+    });
+    const harness = startHarnessProcess({
+      request,
+      env,
+      spool,
+      maxLineBytes: config.maxLineBytes,
+      killGraceMs: config.killGraceMs,
+      redact,
+      log,
+    });
+    run = { request, spool, process: harness, startedAt: Date.now() };
+    this.#runs.set(request.runId, run);
+    log(`run ${request.runId} started: harness ${request.harness}, pid ${harness.pid ?? 'none'}`);
+    // The spool may have ended already if the process could not even be spawned.
+    if (spool.state !== 'running') this.#onEnded(run, spool.state);
+    return run;
+  }
+
+  /** Idempotent. Ends the run's streams first (nothing is written after a cancel), then waits for the process to exit. */
+  async cancel(run: Run): Promise<void> {
+    run.spool.end('cancelled');
+    await run.process.stop();
+  }
+
+  status(run: Run): RunnerRunStatus {
+    const { request, spool, process: harness, startedAt, endedAt } = run;
+    const status: RunnerRunStatus = {
+      runId: request.runId,
+      threadId: request.threadId,
+      harness: request.harness,
+      state: spool.state,
+      lastSeq: spool.lastSeq,
+      pid: harness.pid,
+      startedAt,
+    };
+    if (endedAt !== undefined) status.endedAt = endedAt;
+    return status;
+  }
+
+  /** Runner shutdown: readers see their streams cut (not ended), every harness group is stopped. */
+  async closeAll(): Promise<void> {
+    for (const timer of this.#ended.values()) clearTimeout(timer);
+    this.#ended.clear();
+    const runs = [...this.#runs.values()];
+    this.#runs.clear();
+    for (const run of runs) run.spool.destroyReaders();
+    await Promise.all(runs.map((run) => run.process.stop()));
+  }
+
+  #onEnded(run: Run, state: EndedState): void {
+    if (this.#ended.has(run.request.runId)) return;
+    run.endedAt = Date.now();
+    this.#deps.log(`run ${run.request.runId} ${state}: last seq ${run.spool.lastSeq}`);
+    const timer = setTimeout(() => this.#evict(run.request.runId), this.#deps.config.spoolTtlMs);
+    timer.unref();
+    this.#ended.set(run.request.runId, timer);
+    while (this.#ended.size > this.#deps.config.maxFinishedRuns) {
+      const oldest = this.#ended.keys().next().value;
+      if (oldest === undefined) break;
+      this.#evict(oldest);
+    }
+  }
+
+  #evict(runId: string): void {
+    const timer = this.#ended.get(runId);
+    if (timer !== undefined) clearTimeout(timer);
+    this.#ended.delete(runId);
+    this.#runs.delete(runId);
+  }
+}

@@ -1,0 +1,173 @@
+import { readFileSync } from 'node:fs';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { startRunner, type RunningRunner } from '../src/server.ts';
+import type { RunnerConfig } from '../src/config.ts';
+
+export type Chunk = { type: string } & Record<string, unknown>;
+
+/** The test process's environment without any credential, so availability is decided by each test alone. */
+export function cleanEnv(extra: Record<string, string> = {}): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (/(?:KEY|TOKEN|SECRET)$/i.test(name) || name === 'NODE_OPTIONS') continue;
+    env[name] = value;
+  }
+  return { ...env, ...extra };
+}
+
+export interface TestRunner extends RunningRunner {
+  logs: string[];
+}
+
+export async function startTestRunner(options: { env?: Record<string, string | undefined>; config?: Partial<RunnerConfig> } = {}): Promise<TestRunner> {
+  const logs: string[] = [];
+  const runner = await startRunner({
+    port: 0,
+    host: '127.0.0.1',
+    env: options.env ?? cleanEnv(),
+    config: { keepAliveMs: 50, killGraceMs: 2_000, ...options.config },
+    log: (line) => logs.push(line),
+  });
+  return Object.assign(runner, { logs });
+}
+
+let nextRun = 0;
+export function runId(label = 'run'): string {
+  return `${label}_${process.pid}_${nextRun++}`;
+}
+
+export function runBody(id: string, fields: Record<string, unknown> = {}): Record<string, unknown> {
+  return { runId: id, threadId: 'thread_1', harness: 'demo', messages: [{ role: 'user', content: 'count these words please' }], ...fields };
+}
+
+export type StreamEvent = { kind: 'chunk'; chunk: Chunk } | { kind: 'blank' } | { kind: 'end' } | { kind: 'cut' };
+
+/** An NDJSON answer read event by event; tells a clean end from a cut connection. */
+export class NdjsonStream {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly #res: IncomingMessage;
+  readonly #events: StreamEvent[] = [];
+  #wake: (() => void) | undefined;
+  #buffer = '';
+
+  constructor(res: IncomingMessage) {
+    this.status = res.statusCode ?? 0;
+    this.headers = res.headers;
+    this.#res = res;
+    res.setEncoding('utf8');
+    res.on('data', (data: string) => {
+      this.#buffer += data;
+      let newline: number;
+      while ((newline = this.#buffer.indexOf('\n')) !== -1) {
+        const line = this.#buffer.slice(0, newline);
+        this.#buffer = this.#buffer.slice(newline + 1);
+        this.#push(line === '' ? { kind: 'blank' } : { kind: 'chunk', chunk: JSON.parse(line) as Chunk });
+      }
+    });
+    res.on('end', () => this.#push({ kind: 'end' }));
+    res.on('aborted', () => this.#push({ kind: 'cut' }));
+    res.on('error', () => this.#push({ kind: 'cut' }));
+  }
+
+  #push(event: StreamEvent): void {
+    const last = this.#events.at(-1);
+    if (last?.kind === 'end' || last?.kind === 'cut') return;
+    this.#events.push(event);
+    this.#wake?.();
+  }
+
+  async next(): Promise<StreamEvent> {
+    while (this.#events.length === 0) await new Promise<void>((resolve) => (this.#wake = resolve));
+    const event = this.#events[0]!;
+    if (event.kind !== 'end' && event.kind !== 'cut') this.#events.shift();
+    return event;
+  }
+
+  /** Reads exactly `count` chunks (blank lines skipped); fails if the stream ends first. */
+  async chunks(count: number): Promise<Chunk[]> {
+    const chunks: Chunk[] = [];
+    while (chunks.length < count) {
+      const event = await this.next();
+      if (event.kind === 'chunk') chunks.push(event.chunk);
+      else if (event.kind !== 'blank') throw new Error(`stream ended (${event.kind}) after ${chunks.length} of ${count} chunks`);
+    }
+    return chunks;
+  }
+
+  async rest(): Promise<{ chunks: Chunk[]; blanks: number; end: 'end' | 'cut' }> {
+    const chunks: Chunk[] = [];
+    let blanks = 0;
+    for (;;) {
+      const event = await this.next();
+      if (event.kind === 'chunk') chunks.push(event.chunk);
+      else if (event.kind === 'blank') blanks++;
+      else return { chunks, blanks, end: event.kind };
+    }
+  }
+
+  close(): void {
+    this.#res.destroy();
+  }
+}
+
+export interface JsonAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+}
+
+function send(url: string, method: string, body?: string | Buffer): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' } }, resolve);
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function readJson(res: IncomingMessage): Promise<JsonAnswer> {
+  let text = '';
+  res.setEncoding('utf8');
+  for await (const part of res) text += part;
+  return { status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(text) as unknown };
+}
+
+/** A request whose answer is JSON (errors, status, health). */
+export async function json(url: string, method = 'GET', body?: unknown): Promise<JsonAnswer> {
+  const raw = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+  return readJson(await send(url, method, raw));
+}
+
+/** A request whose answer must be an NDJSON stream. */
+export async function stream(url: string, method = 'GET', body?: unknown): Promise<NdjsonStream> {
+  const res = await send(url, method, body === undefined ? undefined : JSON.stringify(body));
+  if (res.statusCode !== 200) throw new Error(`expected a stream, got ${res.statusCode}: ${JSON.stringify((await readJson(res)).body)}`);
+  return new NdjsonStream(res);
+}
+
+export function withoutTimestamps(chunks: readonly Chunk[]): Chunk[] {
+  return chunks.map(({ timestamp: _timestamp, ...rest }) => rest as Chunk);
+}
+
+/** Gone, or a zombie nobody has reaped yet: either way it no longer runs. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Polls a condition that becomes true on its own (a process exiting, a timer firing); no timing is asserted. */
+export async function eventually(check: () => boolean | Promise<boolean>, what: string, limitMs = 10_000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`still waiting for: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

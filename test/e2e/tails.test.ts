@@ -1,0 +1,63 @@
+import { webSocket } from '@tanstack/ai-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { follow, postRun, prng, startStack, waitSettled } from './stack.ts';
+import type { LocalStack } from '../../scripts/local-stack.ts';
+
+let stack: LocalStack;
+
+beforeAll(async () => {
+  stack = await startStack();
+});
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+describe('the local stack, end to end', () => {
+  it('delivers every seq exactly once to 24 concurrent clients that drop and resume at random points', async () => {
+    const random = prng(20261129);
+    const runs = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => postRun(stack.url, { prompt: `run ${i}`, harnessOptions: { chunks: 60, delayMs: 4 } })),
+    );
+    const results = await Promise.all(runs.map((run) => follow(stack.url, run.runId, random)));
+    for (const [i, result] of results.entries()) {
+      const record = result.record!;
+      expect(record.status).toBe('completed');
+      expect(result.seqs).toEqual(range(record.lastSeq + 1));
+      expect(result.connections).toBeGreaterThan(1);
+      expect(record.runId).toBe(runs[i]!.runId);
+    }
+  });
+
+  it('gives a late client of a finished run the whole log and the record', async () => {
+    const run = await postRun(stack.url, { prompt: 'late', harnessOptions: { chunks: 30, delayMs: 0 } });
+    const settled = await waitSettled(stack.url, run.runId);
+    const result = await follow(stack.url, run.runId, prng(1), 0);
+    expect(result.seqs).toEqual(range(settled.lastSeq + 1));
+    const { links: _links, ...record } = settled as typeof settled & { links: unknown };
+    expect(result.record).toEqual(record);
+  });
+
+  it('shows ten readers of one run the identical stream', async () => {
+    const run = await postRun(stack.url, { prompt: 'ten readers', harnessOptions: { chunks: 80, delayMs: 3 } });
+    const results = await Promise.all(range(10).map(() => follow(stack.url, run.runId, prng(7), 0)));
+    for (const result of results) expect(result.frames).toEqual(results[0]!.frames);
+    expect(results[0]!.record!.status).toBe('completed');
+  });
+
+  it('lets @tanstack/ai-client webSocket().joinRun() consume a run to RUN_FINISHED', async () => {
+    const run = await postRun(stack.url, { prompt: 'join me', harnessOptions: { chunks: 40, delayMs: 2 } });
+    const connection = webSocket(`${stack.url.replace('http', 'ws')}/runs/${run.runId}/ws`, {
+      WebSocketImpl: WebSocket as unknown as typeof globalThis.WebSocket,
+    });
+    const types: string[] = [];
+    for await (const chunk of connection.joinRun!(run.runId)) types.push(chunk.type);
+    expect(types[0]).toBe('RUN_STARTED');
+    expect(types).toContain('RUN_FINISHED');
+    // 40 deltas of the main message, and the demo's closing sentence.
+    expect(types.filter((t) => t === 'TEXT_MESSAGE_CONTENT').length).toBeGreaterThanOrEqual(40);
+  });
+});
