@@ -12,7 +12,7 @@ import {
 import { RUN_OBJECT_PATHS } from '../run/run-object.ts';
 import { readJsonBody } from './body.ts';
 import { ApiError, notFound, onError, runNotFound } from './errors.ts';
-import { isIdempotencyKey, newRunId, runIdForKey, sha256Hex } from './ids.ts';
+import { canonicalJson, isIdempotencyKey, newRunId, runIdForKey, sha256Hex } from './ids.ts';
 
 type AppEnv = { Bindings: RelayEnv };
 
@@ -69,7 +69,7 @@ app.post('/runs', async (c) => {
   const runId = key === undefined ? newRunId() : await runIdForKey(key);
   const request: RunnerRunRequest = { runId, threadId: input.threadId ?? runId, ...input };
   request.threadId = input.threadId ?? runId;
-  const requestHash = await sha256Hex(JSON.stringify(input));
+  const requestHash = await sha256Hex(canonicalJson(input));
   const result = await runStub(c.env, runId).create({ runId, threadId: request.threadId, request, requestHash });
   if (result.kind === 'conflict') {
     throw new ApiError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with a different body. Use a new key for a new run.');

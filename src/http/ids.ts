@@ -24,3 +24,18 @@ export async function runIdForKey(key: string): Promise<string> {
 export function isIdempotencyKey(value: string): boolean {
   return /^[\x21-\x7e]{1,255}$/.test(value);
 }
+
+/**
+ * JSON with object keys sorted, so the same body with its keys in another
+ * order hashes the same (an idempotent retry is not a conflict).
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

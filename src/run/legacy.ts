@@ -1,5 +1,6 @@
 import { isTerminal, parseRunError, ProtocolError, type RelayRunStatus } from '../protocol/index.ts';
 import { migrate } from './migrations.ts';
+import { insertEventRows } from './run-log.ts';
 
 /**
  * Runs written by earlier deployments of the TanStack Cloudflare run log live
@@ -104,17 +105,15 @@ export function migrateLegacyRun(storage: DurableObjectStorage, runId: string, n
       record.updatedAt,
       record.error ? JSON.stringify(record.error) : null,
     );
-    // Consecutive seqs share a row, as appends do.
+    // Consecutive seqs share rows, under the same row budget as appends.
     let i = 0;
     while (i < events.length) {
       let j = i + 1;
-      while (j < events.length && events[j]!.seq === events[j - 1]!.seq + 1 && j - i < 512) j++;
-      const group = events.slice(i, j);
-      sql.exec(
-        'INSERT INTO events (first_seq, last_seq, chunks, appended_at) VALUES (?, ?, ?, ?)',
-        group[0]!.seq,
-        group[group.length - 1]!.seq,
-        group.map((e) => e.raw).join('\n'),
+      while (j < events.length && events[j]!.seq === events[j - 1]!.seq + 1) j++;
+      insertEventRows(
+        sql,
+        events[i]!.seq,
+        events.slice(i, j).map((e) => e.raw),
         record.updatedAt,
       );
       i = j;

@@ -50,6 +50,33 @@ interface RunRow {
 }
 
 /**
+ * Writes consecutive chunks starting at `firstSeq` as few rows as the row
+ * budget allows. Shared by appends and the legacy migration so both respect
+ * the same limit.
+ */
+export function insertEventRows(sql: SqlStorage, firstSeq: number, raws: readonly string[], appendedAt: number): void {
+  let start = 0;
+  let chars = 0;
+  const flush = (end: number) => {
+    sql.exec(
+      'INSERT INTO events (first_seq, last_seq, chunks, appended_at) VALUES (?, ?, ?, ?)',
+      firstSeq + start,
+      firstSeq + end - 1,
+      raws.slice(start, end).join('\n'),
+      appendedAt,
+    );
+    start = end;
+    chars = 0;
+  };
+  for (let i = 0; i < raws.length; i++) {
+    const size = raws[i]!.length + 1;
+    if (i > start && chars + size > MAX_ROW_CHARS) flush(i);
+    chars += size;
+  }
+  if (start < raws.length) flush(raws.length);
+}
+
+/**
  * The run log: the record and its gap-free sequence of chunks, in the run
  * object's SQLite. The contract (TanStack's run-store vocabulary):
  * - `open` is idempotent: an existing record comes back unchanged;
@@ -131,22 +158,7 @@ export class RunLog {
     if (isTerminalRunStatus(status.status)) throw new TerminalRunError(status);
     const firstSeq = this.lastSeq + 1;
     if (raws.length === 0) return { firstSeq, lastSeq: firstSeq - 1 };
-    let seq = firstSeq;
-    let start = 0;
-    let chars = 0;
-    this.#storage.transactionSync(() => {
-      for (let i = 0; i < raws.length; i++) {
-        const size = raws[i]!.length + 1;
-        if (i > start && chars + size > MAX_ROW_CHARS) {
-          this.#insertRow(seq, raws.slice(start, i), now);
-          seq += i - start;
-          start = i;
-          chars = 0;
-        }
-        chars += size;
-      }
-      this.#insertRow(seq, raws.slice(start), now);
-    });
+    this.#storage.transactionSync(() => insertEventRows(this.#sql, firstSeq, raws, now));
     this.#lastSeq = firstSeq + raws.length - 1;
     this.#lastAppendAt = now;
     this.#notify();
@@ -256,15 +268,6 @@ export class RunLog {
     });
   }
 
-  #insertRow(firstSeq: number, raws: readonly string[], now: number): void {
-    this.#sql.exec(
-      'INSERT INTO events (first_seq, last_seq, chunks, appended_at) VALUES (?, ?, ?, ?)',
-      firstSeq,
-      firstSeq + raws.length - 1,
-      raws.join('\n'),
-      now,
-    );
-  }
 
   #row(): RunRow | null {
     if (!this.#hasSchema) {

@@ -181,6 +181,8 @@ export class RunObject extends DurableObject<RelayEnv> {
     if (!record && runId !== '' && migrateLegacyRun(this.ctx.storage, runId, Date.now())) {
       this.#log.reset();
       record = this.#log.get();
+      // A migrated run is held to the same retention as any other.
+      this.ctx.waitUntil(this.#schedule());
     }
     return record;
   }

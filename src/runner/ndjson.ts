@@ -79,7 +79,8 @@ export class NdjsonReader {
       value = undefined;
     }
     if (isStreamChunk(value)) {
-      items.push({ kind: 'chunk', raw: text, chunk: value });
+      // A raw CR is legal JSON whitespace but would split an SSE `data:` line.
+      items.push({ kind: 'chunk', raw: text.includes('\r') ? JSON.stringify(value) : text, chunk: value });
     } else {
       this.skipped++;
       items.push({ kind: 'skipped', preview: text.slice(0, 80) });

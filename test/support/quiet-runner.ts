@@ -6,7 +6,8 @@
  *
  * Control routes let a test play a runner restart for one run:
  * `POST /control/restart/:runId` hangs up its streams and refuses (503) every
- * reattach from then on; `GET /control/refused/:runId` counts the refusals.
+ * reattach from then on; `POST /control/recover/:runId` accepts reattaches
+ * again; `GET /control/refused/:runId` counts the refusals.
  */
 interface RunState {
   streams: Set<ReadableStreamDefaultController<Uint8Array>>;
@@ -45,6 +46,10 @@ export async function quietRunner(request: Request): Promise<Response> {
       run.restarting = true;
       for (const c of run.streams) c.close();
       run.streams.clear();
+      return Response.json({ ok: true });
+    }
+    if (parts[1] === 'recover') {
+      run.restarting = false;
       return Response.json({ ok: true });
     }
     return Response.json({ refused: run.refused });
