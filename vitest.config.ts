@@ -44,7 +44,7 @@ export default defineConfig({
         test: { name: 'runner' },
       },
       {
-        // The real local stack (the `npm start` code path) from the outside.
+        // The whole local stack (the `npm start` code path) driven from Node and a real browser.
         test: { name: 'e2e', environment: 'node', include: ['test/e2e/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 120_000 },
       },
       {
