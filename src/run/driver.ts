@@ -1,6 +1,7 @@
 import type { StreamChunk } from '@tanstack/ai';
 import { relayRunError, terminalChunkType, type RelayRunErrorCode, type RunnerRunRequest } from '../protocol/index.ts';
 import { LineTooLongError, NdjsonReader } from '../runner/ndjson.ts';
+import { GroupCommit, IDLE_WINDOW_MS, LIVE_WINDOW_MS } from './group-commit.ts';
 import type { RunnerTransport } from '../runner/transport.ts';
 
 /** A chunk as read from the runner: its JSON text (stored as is) and its parsed form. */
@@ -26,6 +27,8 @@ export interface DriverSink {
   lastSeq(): number;
   isTerminal(): boolean;
   accept(chunks: IncomingChunk[]): AcceptResult;
+  /** How many clients are watching live; decides how long chunks may wait to be grouped. */
+  watchers(): number;
 }
 
 type Outcome = 'terminal' | 'ended' | 'stopped';
@@ -160,13 +163,21 @@ export class Driver {
   async #consume(body: ReadableStream<Uint8Array>, signal: AbortSignal): Promise<Outcome> {
     const reader = body.getReader();
     const lines = new NdjsonReader();
+    const group = new GroupCommit(
+      (chunks) => this.#sink.accept(chunks),
+      () => (this.#sink.watchers() > 0 ? LIVE_WINDOW_MS : IDLE_WINDOW_MS),
+      // A timed flush found the run cancelled: stop reading.
+      () => void reader.cancel().catch(() => undefined),
+    );
     try {
       for (;;) {
         let next: ReadableStreamReadResult<Uint8Array>;
         try {
           next = await reader.read();
         } catch {
-          return signal.aborted ? 'stopped' : 'ended';
+          if (signal.aborted || this.#sink.isTerminal()) return 'stopped';
+          group.flush();
+          return 'ended';
         }
         if (signal.aborted) return 'stopped';
         this.#lastByteAt = Date.now();
@@ -175,12 +186,11 @@ export class Driver {
           items = next.done ? lines.end() : lines.push(next.value);
         } catch (error) {
           if (!(error instanceof LineTooLongError)) throw error;
+          group.flush();
           this.fail('chunk_too_large', `The harness wrote a chunk over 1 MiB (${error.bytes} bytes or more); the run was stopped rather than store a partial chunk.`);
           await this.#transport.cancel(this.#sink.runId).catch(() => undefined);
           return 'terminal';
         }
-        // One read's worth of chunks is one append: a row and a fan-out per
-        // network read, not per chunk.
         const batch: IncomingChunk[] = [];
         for (const item of items) {
           if (item.kind === 'skipped') this.skippedLines++;
@@ -189,14 +199,17 @@ export class Driver {
           // Nothing after a terminal chunk belongs to the run.
           if (terminalChunkType(item.chunk)) break;
         }
-        if (batch.length > 0) {
-          const result = this.#sink.accept(batch);
-          if (result === 'terminal') return 'terminal';
-          if (result === 'rejected') return 'stopped';
+        const result = group.add(batch);
+        if (result === 'terminal') return 'terminal';
+        if (result === 'rejected' || this.#sink.isTerminal()) return 'stopped';
+        if (next.done) {
+          const last = group.flush();
+          return last === 'terminal' ? 'terminal' : last === 'rejected' ? 'stopped' : 'ended';
         }
-        if (next.done) return 'ended';
       }
     } finally {
+      // Whatever is still pending is in the runner's spool; a reattach replays it.
+      group.discard();
       reader.cancel().catch(() => undefined);
     }
   }

@@ -242,6 +242,11 @@ export class RunLog {
     }
   }
 
+  /** How many readers wait on the log (HTTP tails). */
+  get subscribers(): number {
+    return this.#listeners.size;
+  }
+
   /** Calls `listener` after every change. Returns the unsubscribe function. */
   subscribe(listener: () => void): () => void {
     this.#listeners.add(listener);

@@ -216,7 +216,8 @@ export class RunObject extends DurableObject<RelayEnv> {
       finishedAt: record.finishedAt,
       now: Date.now(),
       pumpActive: this.#driver.active,
-      lastByteAt: Math.max(this.#driver.lastByteAt, record.updatedAt),
+      // A pump knows when the runner last wrote; without one, the last durable write is the best evidence.
+      lastByteAt: this.#driver.active ? this.#driver.lastByteAt : Math.max(this.#driver.lastByteAt, record.updatedAt),
       stallTimeoutMs: this.#config.stallTimeoutMs,
       runTtlMs: this.#config.runTtlMs,
     });
@@ -250,6 +251,7 @@ export class RunObject extends DurableObject<RelayEnv> {
         return !record || isTerminalRunStatus(record.status);
       },
       accept: (chunks) => this.#accept(chunks),
+      watchers: () => this.#tails.count + this.#log.subscribers,
     };
   }
 

@@ -1,5 +1,5 @@
 import type { StreamChunk } from '@tanstack/ai';
-import { abortAllDurableObjects, runDurableObjectAlarm } from 'cloudflare:test';
+import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, inject, it } from 'vitest';
 import { isStatusFrame, type RunView } from '../../src/protocol/index.ts';
 import { api, createRun, openTail, range, runStub, type Tail } from '../workers/helpers.ts';
@@ -57,6 +57,16 @@ describe('driving the real runner', () => {
     expect(done.lastSeq).toBe((await runnerLines(json.runId)).length - 1);
   });
 
+  it('groups a fast run into few rows: storage is billed per row written', async () => {
+    const { json } = await createRun({ prompt: 'bulk', harnessOptions: { chunks: 5_000, delayMs: 0 } });
+    const done = await settled(json.runId);
+    expect(done.status).toBe('completed');
+    await runInDurableObject(runStub(json.runId), (_object, state) => {
+      const rows = state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM events').one().n;
+      expect(rows).toBeLessThan((done.lastSeq + 1) / 50);
+    });
+  });
+
   it('fails with the harness error on failAt', async () => {
     const { json } = await createRun({ prompt: 'fail', harnessOptions: { chunks: 20, delayMs: 0, failAt: 5 } });
     const done = await settled(json.runId);
@@ -102,7 +112,7 @@ describe('driving the real runner', () => {
     expect(done.lastSeq).toBe((await runnerLines(json.runId)).length - 1);
   });
 
-  it('fails a silent runner as stalled after STALL_TIMEOUT_SECONDS', async () => {
+  it('fails a silent runner as stalled after STALL_TIMEOUT_SECONDS', { timeout: 30_000 }, async () => {
     const { json } = await createRun({ prompt: 'stall', harnessOptions: { chunks: 20, delayMs: 0, stallAt: 3 } });
     const done = await settled(json.runId);
     expect(done.status).toBe('failed');
