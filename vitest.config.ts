@@ -2,6 +2,7 @@ import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 import { faultProxy } from './test/support/fault-proxy.ts';
 import { quietRunner } from './test/support/quiet-runner.ts';
+import { recordingRunner } from './test/support/recording-runner.ts';
 import { sqlText } from './test/support/sql-text.ts';
 
 export default defineConfig({
@@ -22,6 +23,27 @@ export default defineConfig({
           }),
         ],
         test: { name: 'workers', include: ['test/workers/**/*.test.ts'] },
+      },
+      {
+        // The same, with auth on: API token, allowed origins and a harness
+        // secret that must never leave the environment.
+        plugins: [
+          sqlText(),
+          cloudflareTest({
+            wrangler: { configPath: './wrangler.toml' },
+            miniflare: {
+              bindings: {
+                RUNNER_URL: 'http://quiet-runner.test',
+                STALL_TIMEOUT_SECONDS: '3600',
+                API_TOKEN: 'test-api-token-7c1e9a52d4f8',
+                ALLOWED_ORIGINS: 'https://app.example',
+                ANTHROPIC_API_KEY: 'sk-ant-test-secret-value',
+              },
+              outboundService: recordingRunner,
+            },
+          }),
+        ],
+        test: { name: 'security', include: ['test/security/**/*.test.ts'] },
       },
       {
         // The driver in workerd against the real runner program on loopback

@@ -8,7 +8,11 @@ import { HARNESS_NAMES, isHarnessName, type HarnessName } from './protocol/index
 export type RelayEnv = Env & {
   RUNNER_URL?: string;
   API_TOKEN?: string;
+  ATTACH_TOKEN_SECRET?: string;
+  ATTACH_TOKEN_TTL_SECONDS?: string;
   ALLOWED_ORIGINS?: string;
+  SANDBOX_REUSE?: string;
+  SANDBOX_MAX_AGE_SECONDS?: string;
   ANTHROPIC_API_KEY?: string;
   OPENAI_API_KEY?: string;
   CLAUDE_CODE_OAUTH_TOKEN?: string;
@@ -20,10 +24,21 @@ export interface RelayConfig {
   runTtlMs: number;
   /** Set: reach the runner over HTTP (dev, tests). Unset: the container binding. */
   runnerUrl: string | undefined;
+  /** Unset: auth is off (local development only; `/health` says so). */
+  apiToken: string | undefined;
+  /** Signs attach tokens when set; otherwise a key derived from `apiToken` does. */
+  attachTokenSecret: string | undefined;
+  attachTokenTtlMs: number;
+  /** Exact origins (`https://app.example.com`) that may call the API from a browser. */
+  allowedOrigins: readonly string[];
+  /** Which sandbox a run executes in: its thread's (default) or its own; and when a thread's is replaced. */
+  sandbox: { reuse: 'thread' | 'none'; maxAgeMs: number };
 }
 
 export const DEFAULT_STALL_TIMEOUT_SECONDS = 120;
 export const DEFAULT_RUN_TTL_SECONDS = 7 * 24 * 60 * 60;
+export const DEFAULT_SANDBOX_MAX_AGE_SECONDS = 24 * 60 * 60;
+export const DEFAULT_ATTACH_TOKEN_TTL_SECONDS = 60 * 60;
 
 function seconds(raw: string | undefined, fallback: number, name: string): number {
   if (raw === undefined || raw.trim() === '') return fallback;
@@ -32,6 +47,26 @@ function seconds(raw: string | undefined, fallback: number, name: string): numbe
     throw new Error(`${name} must be a positive number of seconds; got ${JSON.stringify(raw)}. Fix it in wrangler.toml or .dev.vars.`);
   }
   return value;
+}
+
+/**
+ * Exact origins only: a wildcard or a path would be silently matched by
+ * nothing (or, worse, read as a suffix rule by a reader), so it fails loudly.
+ */
+function origins(raw: string | undefined): string[] {
+  const listed = (raw ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== '');
+  for (const origin of listed) {
+    let parsed: string | null = null;
+    try {
+      parsed = new URL(origin).origin;
+    } catch {
+      parsed = null;
+    }
+    if (parsed !== origin || origin.includes('*')) {
+      throw new Error(`ALLOWED_ORIGINS must list exact origins such as https://app.example.com (scheme, host, optional port; no path, no trailing slash, no wildcard); got ${JSON.stringify(origin)}.`);
+    }
+  }
+  return listed;
 }
 
 /** Reads and validates the configuration; a misconfiguration fails loudly instead of running with a surprise. */
@@ -46,5 +81,16 @@ export function readConfig(env: RelayEnv): RelayConfig {
     stallTimeoutMs: seconds(env.STALL_TIMEOUT_SECONDS, DEFAULT_STALL_TIMEOUT_SECONDS, 'STALL_TIMEOUT_SECONDS') * 1000,
     runTtlMs: seconds(env.RUN_TTL_SECONDS, DEFAULT_RUN_TTL_SECONDS, 'RUN_TTL_SECONDS') * 1000,
     runnerUrl,
+    apiToken: env.API_TOKEN?.trim() || undefined,
+    attachTokenSecret: env.ATTACH_TOKEN_SECRET?.trim() || undefined,
+    attachTokenTtlMs: seconds(env.ATTACH_TOKEN_TTL_SECONDS, DEFAULT_ATTACH_TOKEN_TTL_SECONDS, 'ATTACH_TOKEN_TTL_SECONDS') * 1000,
+    allowedOrigins: origins(env.ALLOWED_ORIGINS),
+    sandbox: { reuse: sandboxReuse(env.SANDBOX_REUSE), maxAgeMs: seconds(env.SANDBOX_MAX_AGE_SECONDS, DEFAULT_SANDBOX_MAX_AGE_SECONDS, 'SANDBOX_MAX_AGE_SECONDS') * 1000 },
   };
+}
+
+function sandboxReuse(raw: string | undefined): 'thread' | 'none' {
+  const value = raw?.trim() || 'thread';
+  if (value !== 'thread' && value !== 'none') throw new Error(`SANDBOX_REUSE must be "thread" or "none"; got ${JSON.stringify(raw)}.`);
+  return value;
 }

@@ -1,6 +1,7 @@
 import { app } from './http/app.ts';
 
 export { RunObject } from './run/run-object.ts';
+export { ThreadObject } from './thread/thread-object.ts';
 
 export default app;
 // The container class behind the `Sandbox` binding (wrangler.toml `[[containers]]`).

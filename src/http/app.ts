@@ -9,22 +9,40 @@ import {
   type RunView,
   type RunnerRunRequest,
 } from '../protocol/index.ts';
-import { RUN_OBJECT_PATHS } from '../run/run-object.ts';
+import { RUN_OBJECT_PATHS, type CreateRunCall } from '../run/run-object.ts';
+import { attachTokenKey, mintAttachToken } from './attach-token.ts';
+import { requireApiAccess, requireApiToken, requireCredentials, requireRunAccess, runObjectName, type AppEnv } from './auth.ts';
 import { readJsonBody } from './body.ts';
+import { cors } from './cors.ts';
 import { ApiError, notFound, onError, runNotFound } from './errors.ts';
 import { canonicalJson, isIdempotencyKey, newRunId, runIdForKey, sha256Hex } from './ids.ts';
-
-type AppEnv = { Bindings: RelayEnv };
+import { withSubprotocol } from './subprotocol.ts';
+import { beginTurn, threadRoutes } from './threads.ts';
 
 export const app = new Hono<AppEnv>();
 
 app.onError(onError);
 app.notFound(notFound);
 
-app.get('/health', (c) => c.json({ ok: true }));
+// Middleware first: Hono runs handlers in registration order.
+app.use('*', cors);
+for (const prefix of ['/runs', '/threads']) {
+  app.use(prefix, requireCredentials);
+  app.use(`${prefix}/*`, requireCredentials);
+}
+// Attach tokens read one run; nothing under /threads.
+app.use('/threads', requireApiToken);
+app.use('/threads/*', requireApiToken);
 
-function runStub(env: RelayEnv, runId: string) {
-  return env.RUNS.get(env.RUNS.idFromName(runId));
+app.get('/health', (c) => c.json({ ok: true, auth: readConfig(c.env).apiToken === undefined ? 'off' : 'on' }));
+
+function runStub(env: RelayEnv, tenant: string | null, runId: string) {
+  return env.RUNS.get(env.RUNS.idFromName(runObjectName(tenant, runId)));
+}
+
+async function attachToken(env: RelayEnv, tenant: string | null, runId: string) {
+  const config = readConfig(env);
+  return mintAttachToken(await attachTokenKey(config), { run: runId, tenant }, Date.now(), config.attachTokenTtlMs);
 }
 
 function links(runId: string) {
@@ -53,6 +71,7 @@ function requireFromSeq(url: URL, lastEventId?: string | null): number {
 }
 
 app.post('/runs', async (c) => {
+  const { tenant } = requireApiAccess(c);
   const key = c.req.header('idempotency-key');
   if (key !== undefined && !isIdempotencyKey(key)) {
     throw new ApiError(400, 'bad_request', 'Idempotency-Key must be 1 to 255 visible ASCII characters.');
@@ -66,38 +85,71 @@ app.post('/runs', async (c) => {
     if (error instanceof ProtocolError) throw new ApiError(400, 'invalid_body', error.message);
     throw error;
   }
-  const runId = key === undefined ? newRunId() : await runIdForKey(key);
-  const request: RunnerRunRequest = { runId, threadId: input.threadId ?? runId, ...input };
-  request.threadId = input.threadId ?? runId;
+  const runId = key === undefined ? newRunId() : await runIdForKey(key, tenant);
+  const threadId = input.threadId ?? runId;
   const requestHash = await sha256Hex(canonicalJson(input));
-  const result = await runStub(c.env, runId).create({ runId, threadId: request.threadId, request, requestHash });
+  const stub = runStub(c.env, tenant, runId);
+  // A retry (same Idempotency-Key) goes straight to its run: it is not a new turn.
+  const retry = key !== undefined && (await stub.record(runId)) !== null;
+  let call: CreateRunCall;
+  if (retry) {
+    call = { runId, threadId, requestHash, request: { ...input, runId, threadId } };
+  } else {
+    const turn = await beginTurn(c.env, { tenant, threadId, runId, runKey: runObjectName(tenant, runId), userMessages: input.messages });
+    // The runner gets the thread so far (harness tool calls it already ran stripped) and the new turn.
+    const request: RunnerRunRequest = { ...input, runId, threadId, messages: [...turn.history, ...input.messages] };
+    call = { runId, threadId, requestHash, request, threadKey: turn.threadKey, sandboxId: turn.sandboxId };
+  }
+  const result = await stub.create(call);
   if (result.kind === 'conflict') {
     throw new ApiError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with a different body. Use a new key for a new run.');
   }
   const status = result.kind === 'created' ? 202 : 200;
-  return c.json(runBody(result.record), status, { location: `/runs/${runId}` });
+  const { attachToken: token } = await attachToken(c.env, tenant, runId);
+  return c.json({ ...runBody(result.record), attachToken: token }, status, { location: `/runs/${runId}` });
 });
 
 app.get('/runs/:runId', async (c) => {
   const runId = requireRunId(c.req.param('runId'));
-  const record = await runStub(c.env, runId).record(runId);
+  const { tenant } = requireRunAccess(c, runId);
+  const record = await runStub(c.env, tenant, runId).record(runId);
   if (!record) throw runNotFound(runId);
   return c.json(runBody(record));
 });
 
 app.post('/runs/:runId/cancel', async (c) => {
   const runId = requireRunId(c.req.param('runId'));
-  const record = await runStub(c.env, runId).cancel(runId);
+  const { tenant } = requireApiAccess(c);
+  const record = await runStub(c.env, tenant, runId).cancel(runId);
   if (!record) throw runNotFound(runId);
   return c.json(runBody(record));
 });
 
-/** Streams go to the object untouched, so the upgrade lands there and can hibernate. */
-function forward(env: RelayEnv, runId: string, path: string, params: Record<string, string>, request: Request): Promise<Response> {
+app.post('/runs/:runId/attach-token', async (c) => {
+  const runId = requireRunId(c.req.param('runId'));
+  const { tenant } = requireApiAccess(c);
+  if (!(await runStub(c.env, tenant, runId).record(runId))) throw runNotFound(runId);
+  return c.json(await attachToken(c.env, tenant, runId));
+});
+
+/**
+ * Streams go to the object untouched, so the upgrade lands there and can
+ * hibernate. Credentials stay here; the object's own 404 is replaced by the
+ * Worker's, so an unknown run reads the same on every route.
+ */
+async function forward(env: RelayEnv, tenant: string | null, runId: string, path: string, params: Record<string, string>, request: Request): Promise<Response> {
   const target = new URL(`https://run-object${path}`);
   target.searchParams.set('runId', runId);
   for (const [name, value] of Object.entries(params)) target.searchParams.set(name, value);
-  return runStub(env, runId).fetch(new Request(target, { headers: request.headers, signal: request.signal }));
+  const headers = new Headers(request.headers);
+  headers.delete('authorization');
+  headers.delete('sec-websocket-protocol');
+  const response = await runStub(env, tenant, runId).fetch(new Request(target, { headers, signal: request.signal }));
+  if (response.status === 404) {
+    await response.body?.cancel();
+    throw runNotFound(runId);
+  }
+  return response;
 }
 
 app.get('/runs/:runId/ws', async (c) => {
@@ -106,12 +158,18 @@ app.get('/runs/:runId/ws', async (c) => {
   if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') {
     throw new ApiError(426, 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket client, or use /events for SSE or NDJSON.');
   }
-  return forward(c.env, runId, RUN_OBJECT_PATHS.ws, { fromSeq: String(fromSeq), canCancel: '1' }, c.req.raw);
+  // Only the API token (or auth off) may stop the run with an `abort` frame; an attach token only reads.
+  const { tenant, canCancel } = requireRunAccess(c, runId);
+  const response = await forward(c.env, tenant, runId, RUN_OBJECT_PATHS.ws, { fromSeq: String(fromSeq), canCancel: canCancel ? '1' : '0' }, c.req.raw);
+  return withSubprotocol(response, c.req.raw);
 });
 
 app.get('/runs/:runId/events', async (c) => {
   const runId = requireRunId(c.req.param('runId'));
   const fromSeq = requireFromSeq(new URL(c.req.url), c.req.header('last-event-id'));
   const format = c.req.header('accept')?.includes('text/event-stream') ? 'sse' : 'ndjson';
-  return forward(c.env, runId, RUN_OBJECT_PATHS.events, { fromSeq: String(fromSeq), format }, c.req.raw);
+  const { tenant } = requireRunAccess(c, runId);
+  return forward(c.env, tenant, runId, RUN_OBJECT_PATHS.events, { fromSeq: String(fromSeq), format }, c.req.raw);
 });
+
+threadRoutes(app);

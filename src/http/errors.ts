@@ -11,18 +11,20 @@ export class ApiError extends Error {
     readonly status: ContentfulStatusCode,
     readonly code: ApiErrorCode,
     message: string,
+    /** Headers the answer needs, e.g. `WWW-Authenticate` on a 401. */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = 'ApiError';
   }
 }
 
-export function errorResponse(status: ContentfulStatusCode, code: ApiErrorCode, message: string): Response {
-  return Response.json(apiErrorBody(code, message), { status });
+export function errorResponse(status: ContentfulStatusCode, code: ApiErrorCode, message: string, headers: Record<string, string> = {}): Response {
+  return Response.json(apiErrorBody(code, message), { status, headers });
 }
 
 export function onError(error: Error, c: Context): Response {
-  if (error instanceof ApiError) return errorResponse(error.status, error.code, error.message);
+  if (error instanceof ApiError) return errorResponse(error.status, error.code, error.message, error.headers);
   console.error(`${c.req.method} ${new URL(c.req.url).pathname} failed:`, error);
   return errorResponse(500, 'internal_error', 'The relay hit an unexpected error; it was logged. Retry, and report it if it persists.');
 }

@@ -14,10 +14,13 @@ export async function sha256Hex(text: string): Promise<string> {
 
 /**
  * Deriving the id from the key makes concurrent retries meet in the same
- * object, where `open` is idempotent — no lookup table, no race.
+ * object, where `open` is idempotent — no lookup table, no race. The tenant
+ * is part of it (tenant-less ids are unchanged), so two tenants using the
+ * same key get two run ids and never meet in the runner, which keys by run id.
  */
-export async function runIdForKey(key: string): Promise<string> {
-  return `run_${(await sha256Hex(`idempotency:${key}`)).slice(0, 32)}`;
+export async function runIdForKey(key: string, tenant: string | null = null): Promise<string> {
+  const scope = tenant === null ? 'idempotency:' : `idempotency@${tenant}:`;
+  return `run_${(await sha256Hex(`${scope}${key}`)).slice(0, 32)}`;
 }
 
 /** Visible ASCII, 1 to 255 characters: what fits a header and a log line. */

@@ -18,6 +18,7 @@ export const API_ERROR_CODES = [
   'upgrade_required',
   'idempotency_conflict',
   'thread_busy',
+  'thread_not_found',
   'unauthorized',
   'forbidden_origin',
   'internal_error',

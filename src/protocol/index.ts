@@ -4,6 +4,7 @@
  * `@tanstack/ai`, plain functions, and `.ts` specifiers so Node runs it as is.
  */
 export * from './chunks.ts';
+export * from './credentials.ts';
 export * from './errors.ts';
 export * from './frames.ts';
 export * from './harness.ts';

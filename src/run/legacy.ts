@@ -1,5 +1,6 @@
 import { isTerminal, parseRunError, ProtocolError, type RelayRunStatus } from '../protocol/index.ts';
-import { migrate } from './migrations.ts';
+import { migrate } from '../storage/migrations.ts';
+import { RUN_MIGRATIONS } from './schema.ts';
 import { insertEventRows } from './run-log.ts';
 
 /**
@@ -93,7 +94,7 @@ export function migrateLegacyRun(storage: DurableObjectStorage, runId: string, n
   events.sort((a, b) => a.seq - b.seq);
   const sql = storage.sql;
   storage.transactionSync(() => {
-    migrate(sql, now);
+    migrate(sql, RUN_MIGRATIONS, now);
     sql.exec(
       `INSERT INTO run (singleton, run_id, thread_id, status, started_at, finished_at, updated_at, error, request, request_hash)
        VALUES (1, ?, ?, ?, ?, ?, ?, ?, 'null', '')`,

@@ -1,7 +1,8 @@
 import type { RunError, TerminalRunStatus } from '@tanstack/ai';
 import { isTerminalRunStatus } from '@tanstack/ai';
 import { parseRunError, parseRunnerRunRequest, parseRunView, type RunView, type RunnerRunRequest } from '../protocol/index.ts';
-import { hasSchema, migrate } from './migrations.ts';
+import { hasSchema, latestVersion, migrate, schemaVersion } from '../storage/migrations.ts';
+import { RUN_MIGRATIONS } from './schema.ts';
 
 /** One event as stored: its seq and the chunk's JSON text, never re-serialized. */
 export interface StoredEvent {
@@ -15,7 +16,19 @@ export interface RunInit {
   request: RunnerRunRequest;
   /** Hash of the create request's body, to tell an idempotent retry from a conflicting one. */
   requestHash: string;
+  /** The thread object's name (tenant-qualified), told when the run ends. */
+  threadKey?: string;
+  /** The sandbox (container) the run executes in, when it runs in one. */
+  sandboxId?: string;
   now: number;
+}
+
+/** How a run is tied to its thread. */
+export interface ThreadLink {
+  threadKey: string | null;
+  sandboxId: string | null;
+  /** When the thread acknowledged the run's end; null until then. */
+  notifiedAt: number | null;
 }
 
 export type OpenResult = { created: boolean; record: RunView; requestHash: string };
@@ -46,6 +59,9 @@ interface RunRow {
   error: string | null;
   request: string;
   request_hash: string;
+  thread_key: string | null;
+  sandbox_id: string | null;
+  thread_notified_at: number | null;
   [key: string]: SqlStorageValue;
 }
 
@@ -107,16 +123,18 @@ export class RunLog {
     const existing = this.#row();
     if (existing) return { created: false, record: this.#view(existing), requestHash: existing.request_hash };
     this.#storage.transactionSync(() => {
-      migrate(this.#sql, init.now);
+      migrate(this.#sql, RUN_MIGRATIONS, init.now);
       this.#sql.exec(
-        `INSERT INTO run (singleton, run_id, thread_id, status, started_at, updated_at, request, request_hash)
-         VALUES (1, ?, ?, 'running', ?, ?, ?, ?)`,
+        `INSERT INTO run (singleton, run_id, thread_id, status, started_at, updated_at, request, request_hash, thread_key, sandbox_id)
+         VALUES (1, ?, ?, 'running', ?, ?, ?, ?, ?, ?)`,
         init.runId,
         init.threadId,
         init.now,
         init.now,
         JSON.stringify(init.request),
         init.requestHash,
+        init.threadKey ?? null,
+        init.sandboxId ?? null,
       );
     });
     this.#lastSeq = -1;
@@ -136,6 +154,27 @@ export class RunLog {
     const row = this.#row();
     if (!row || row.request === 'null') return null;
     return parseRunnerRunRequest(JSON.parse(row.request));
+  }
+
+  link(): ThreadLink | null {
+    const row = this.#row();
+    if (!row) return null;
+    return { threadKey: row.thread_key, sandboxId: row.sandbox_id, notifiedAt: row.thread_notified_at };
+  }
+
+  markThreadNotified(now: number): void {
+    if (this.#row()) this.#sql.exec('UPDATE run SET thread_notified_at = ? WHERE singleton = 1', now);
+  }
+
+  /** Every chunk of the run, in seq order, parsed. For the thread's transcript, once the run has ended. */
+  *chunks(pageEvents = DEFAULT_PAGE_EVENTS): Generator<unknown> {
+    let cursor = -1;
+    for (;;) {
+      const page = this.page(cursor, pageEvents);
+      if (page.length === 0) return;
+      for (const event of page) yield JSON.parse(event.raw);
+      cursor = page[page.length - 1]!.seq;
+    }
   }
 
   get lastSeq(): number {
@@ -277,6 +316,10 @@ export class RunLog {
   #row(): RunRow | null {
     if (!this.#hasSchema) {
       if (!hasSchema(this.#sql)) return null;
+      // An object written by an older deploy catches up once, on first touch.
+      if (schemaVersion(this.#sql) < latestVersion(RUN_MIGRATIONS)) {
+        this.#storage.transactionSync(() => migrate(this.#sql, RUN_MIGRATIONS, Date.now()));
+      }
       this.#hasSchema = true;
     }
     return this.#sql.exec<RunRow>('SELECT * FROM run WHERE singleton = 1').toArray()[0] ?? null;

@@ -27,7 +27,14 @@ export interface CreateRunCall {
   threadId: string;
   request: RunnerRunRequest;
   requestHash: string;
+  /** The thread object's name; it is told when the run ends. */
+  threadKey?: string;
+  /** The sandbox the run executes in (one per thread by default). */
+  sandboxId?: string;
 }
+
+/** Only these chunks shape a transcript; the rest stays out of the thread's mail. */
+const TRANSCRIPT_CHUNK_TYPES = new Set(['TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'TOOL_CALL_RESULT']);
 
 export type CreateRunResult =
   | { kind: 'created'; record: RunView }
@@ -56,7 +63,7 @@ export class RunObject extends DurableObject<RelayEnv> {
     this.#config = readConfig(env);
     this.#log = new RunLog(ctx.storage);
     this.#tails = new Tails(ctx, this.#log);
-    this.#transport = transportFor(env, this.#config);
+    this.#transport = transportFor(env, this.#config, (runId) => this.#log.link()?.sandboxId ?? runId);
     this.#driver = new Driver(this.#transport, this.#sink());
     // Keep-alive pings are answered without waking a hibernated object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair('ping', 'pong'));
@@ -138,6 +145,7 @@ export class RunObject extends DurableObject<RelayEnv> {
       return;
     }
     if (action === 'reattach') this.#resume(record);
+    if (action === 'notify') await this.#notifyThread();
     if (action === 'give-up') {
       const seconds = Math.round(this.#config.stallTimeoutMs / 1000);
       this.#driver.fail('runner_unavailable', `The harness runner could not be reattached for ${seconds} s (it did not come back after a restart), so the run was stopped.`);
@@ -206,8 +214,34 @@ export class RunObject extends DurableObject<RelayEnv> {
 
   #finish(status: TerminalRunStatus, error?: RunError): RunView | null {
     const result = this.#log.finish(status, error, Date.now());
-    if (result?.changed) this.#tails.settle(result.record);
+    if (result?.changed) {
+      this.#tails.settle(result.record);
+      this.ctx.waitUntil(this.#notifyThread());
+    }
     return result?.record ?? null;
+  }
+
+  /**
+   * Tells the run's thread that it ended, with the chunks its transcript is
+   * folded from. At least once: until the thread acknowledges, the alarm
+   * tries again (`settle` on the thread is idempotent).
+   */
+  async #notifyThread(): Promise<void> {
+    const link = this.#log.link();
+    const record = this.#log.get();
+    if (!link?.threadKey || link.notifiedAt !== null || !record || !isTerminalRunStatus(record.status)) return;
+    const chunks: unknown[] = [];
+    for (const chunk of this.#log.chunks()) {
+      if (TRANSCRIPT_CHUNK_TYPES.has((chunk as { type?: string }).type ?? '')) chunks.push(chunk);
+    }
+    try {
+      const thread = this.env.THREADS.get(this.env.THREADS.idFromName(link.threadKey));
+      await thread.settle(record.runId, record.status, record.finishedAt ?? record.updatedAt, chunks);
+      this.#log.markThreadNotified(Date.now());
+    } catch (error) {
+      console.warn(`run ${record.runId}: telling its thread it ended failed; the alarm retries: ${String(error)}`);
+      await this.#schedule();
+    }
   }
 
   #decide(record: RunView) {
@@ -217,6 +251,7 @@ export class RunObject extends DurableObject<RelayEnv> {
       now: Date.now(),
       pumpActive: this.#driver.active,
       // A pump knows when the runner last wrote; without one, the last durable write is the best evidence.
+      threadPending: isTerminalRunStatus(record.status) && (this.#log.link()?.threadKey ?? null) !== null && this.#log.link()?.notifiedAt === null,
       lastByteAt: this.#driver.active ? this.#driver.lastByteAt : Math.max(this.#driver.lastByteAt, record.updatedAt),
       stallTimeoutMs: this.#config.stallTimeoutMs,
       runTtlMs: this.#config.runTtlMs,

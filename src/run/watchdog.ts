@@ -16,9 +16,11 @@ export interface WatchdogInput {
   lastByteAt: number;
   stallTimeoutMs: number;
   runTtlMs: number;
+  /** The run ended and its thread has not acknowledged it yet. */
+  threadPending?: boolean;
 }
 
-export type WatchdogAction = 'expire' | 'reattach' | 'stall' | 'give-up' | null;
+export type WatchdogAction = 'expire' | 'reattach' | 'stall' | 'give-up' | 'notify' | null;
 
 /**
  * While a run is live the alarm comes back at least this often, so a pump
@@ -33,7 +35,9 @@ export function decide(input: WatchdogInput): { action: WatchdogAction; next: nu
   const { status, finishedAt, now, pumpActive, lastByteAt, stallTimeoutMs, runTtlMs } = input;
   if (isTerminalRunStatus(status)) {
     const expiresAt = (finishedAt ?? now) + runTtlMs;
-    return now >= expiresAt ? { action: 'expire', next: null } : { action: null, next: expiresAt };
+    if (now >= expiresAt) return { action: 'expire', next: null };
+    if (input.threadPending) return { action: 'notify', next: Math.min(expiresAt, now + REATTACH_CHECK_MS) };
+    return { action: null, next: expiresAt };
   }
   const check = now + Math.min(stallTimeoutMs, REATTACH_CHECK_MS);
   const stallAt = lastByteAt + stallTimeoutMs;

@@ -20,11 +20,11 @@ export function harnessSecrets(env: RelayEnv): Record<string, string> {
 }
 
 /** `RUNNER_URL` set: plain HTTP (dev, tests). Unset: the container binding. */
-export function transportFor(env: RelayEnv, config: RelayConfig): RunnerTransport {
+export function transportFor(env: RelayEnv, config: RelayConfig, sandboxIdFor: (runId: string) => string): RunnerTransport {
   if (config.runnerUrl) return httpTransport(config.runnerUrl);
   return sandboxTransport(env.Sandbox as unknown as DurableObjectNamespace<Sandbox>, {
-    // One sandbox per run: ids are lowercase, 36 characters, within the SDK's 63.
-    sandboxId: (runId) => runId,
+    // The thread chose it when the run began (one sandbox per thread, by default).
+    sandboxId: sandboxIdFor,
     runnerPort: CONTAINER_RUNNER.port,
     runnerCommand: CONTAINER_RUNNER.command,
     env: harnessSecrets(env),

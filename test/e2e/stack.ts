@@ -71,7 +71,10 @@ export async function follow(base: string, runId: string, random: () => number, 
     const code = await new Promise<number>((resolve, reject) => {
       const ws = new WebSocket(`${base.replace('http', 'ws')}/runs/${runId}/ws?fromSeq=${fromSeq}`);
       let received = 0;
+      let dropped = false;
       ws.on('message', (data) => {
+        // Frames already buffered when the client dropped are lost, as on a real network.
+        if (dropped) return;
         const frame = parseTailFrame(JSON.parse(String(data)));
         result.frames.push(frame);
         if ('seq' in frame) result.seqs.push(frame.seq);
@@ -86,12 +89,14 @@ export async function follow(base: string, runId: string, random: () => number, 
         }
         if (++received >= dropAfter && !('type' in frame)) {
           drops++;
+          dropped = true;
           ws.terminate();
         }
       });
       ws.on('close', (closeCode) => resolve(closeCode));
       ws.on('error', reject);
     });
-    if (code === 1000) return result;
+    // A drop can race the server's own close: only the status frame ends the run for the client.
+    if (code === 1000 && result.record) return result;
   }
 }

@@ -6,12 +6,20 @@
  */
 const encoder = new TextEncoder();
 
+/** What the relay asked the runner to run, by run id: `GET /control/requests/:runId`. */
+const requests = new Map<string, unknown>();
+
 export function faultProxy(runnerUrl: string) {
   return async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     const target = new URL(url.pathname + url.search, runnerUrl);
+    if (url.pathname.startsWith('/control/requests/')) {
+      return Response.json(requests.get(url.pathname.slice('/control/requests/'.length)) ?? null);
+    }
     if (request.method === 'POST' && url.pathname === '/run') {
       const text = await request.text();
+      const parsed = JSON.parse(text) as { runId: string };
+      requests.set(parsed.runId, parsed);
       const body = JSON.parse(text) as { model?: string };
       switch (body.model) {
         case 'fault:unavailable':

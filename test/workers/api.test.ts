@@ -397,7 +397,7 @@ describe('other routes', () => {
   it('answers GET /health', async () => {
     const res = await api('/health');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ ok: true });
+    expect(await res.json()).toEqual({ ok: true, auth: 'off' });
   });
 
   it.each([

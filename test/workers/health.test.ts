@@ -4,5 +4,5 @@ import { expect, it } from 'vitest';
 it('answers /health', async () => {
   const res = await exports.default.fetch('http://relay.test/health');
   expect(res.status).toBe(200);
-  expect(await res.json()).toEqual({ ok: true });
+  expect(await res.json()).toEqual({ ok: true, auth: 'off' });
 });

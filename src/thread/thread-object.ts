@@ -1,0 +1,169 @@
+import { DurableObject } from 'cloudflare:workers';
+import type { ModelMessage, TerminalRunStatus } from '@tanstack/ai';
+import { isTerminalRunStatus } from '@tanstack/ai';
+import type { RelayEnv } from '../config.ts';
+import { isRelayRunStatus, parseMessages, type RelayRunStatus } from '../protocol/index.ts';
+import { hasSchema, migrate } from '../storage/migrations.ts';
+import { THREAD_MIGRATIONS } from './schema.ts';
+import { stripObservedToolCalls } from './strip.ts';
+import { foldRun } from './transcript.ts';
+
+/** How a thread chooses the sandbox its turns run in. */
+export interface SandboxPolicy {
+  /** `thread`: every turn of a thread in one sandbox (a coding harness finds its files); `none`: one per run. */
+  reuse: 'thread' | 'none';
+  /** A thread's sandbox older than this is replaced by a fresh one. */
+  maxAgeMs: number;
+}
+
+export interface BeginTurn {
+  threadId: string;
+  runId: string;
+  /** The run object's name (tenant-qualified), to ask whether the active run is still running. */
+  runKey: string;
+  userMessages: ModelMessage[];
+  sandbox: SandboxPolicy;
+}
+
+export type BeginResult =
+  | { kind: 'busy'; activeRunId: string }
+  /** `history`: the transcript to send before the turn's messages, observed harness tool calls stripped. */
+  | { kind: 'ok'; history: ModelMessage[]; sandboxId: string };
+
+export interface ThreadRunSummary {
+  runId: string;
+  status: RelayRunStatus;
+  startedAt: number;
+  finishedAt?: number;
+}
+
+export interface ThreadSummary {
+  threadId: string;
+  activeRunId: string | null;
+  runs: ThreadRunSummary[];
+}
+
+interface ThreadRow {
+  thread_id: string;
+  active_run_id: string | null;
+  sandbox_generation: number;
+  sandbox_started_at: number | null;
+  [key: string]: SqlStorageValue;
+}
+
+/**
+ * One Durable Object per thread: its turns in order, the one active run, and
+ * the transcript as TanStack AI `ModelMessage`s. A run tells its thread when
+ * it ends (at least once; `settle` is idempotent) and the thread folds the
+ * run's chunks into the transcript, harness tool calls included.
+ */
+export class ThreadObject extends DurableObject<RelayEnv> {
+  readonly #sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: RelayEnv) {
+    super(ctx, env);
+    this.#sql = ctx.storage.sql;
+  }
+
+  /** Starts a turn, unless another run of the thread is still running (SPEC: one active run per thread). */
+  async begin(turn: BeginTurn): Promise<BeginResult> {
+    const now = Date.now();
+    let thread = this.#thread();
+    const known = thread ? this.#sql.exec('SELECT 1 FROM runs WHERE run_id = ?', turn.runId).toArray().length > 0 : false;
+    if (thread?.active_run_id && thread.active_run_id !== turn.runId && !(await this.#activeHasEnded(thread.active_run_id))) {
+      return { kind: 'busy', activeRunId: thread.active_run_id };
+    }
+    const history = stripObservedToolCalls(this.#messages());
+    this.ctx.storage.transactionSync(() => {
+      if (!thread) {
+        migrate(this.#sql, THREAD_MIGRATIONS, now);
+        this.#sql.exec('INSERT INTO thread (singleton, thread_id, created_at, updated_at) VALUES (1, ?, ?, ?)', turn.threadId, now, now);
+      }
+      // A retry of the same run (Idempotency-Key) is not a new turn.
+      if (!known) {
+        this.#sql.exec(
+          `INSERT INTO runs (run_id, run_key, status, started_at, user_messages) VALUES (?, ?, 'running', ?, ?)`,
+          turn.runId,
+          turn.runKey,
+          now,
+          JSON.stringify(turn.userMessages),
+        );
+        this.#sql.exec('UPDATE thread SET active_run_id = ?, updated_at = ? WHERE singleton = 1', turn.runId, now);
+      }
+    });
+    thread = this.#thread()!;
+    return { kind: 'ok', history, sandboxId: this.#sandboxFor(thread, turn, now) };
+  }
+
+  /**
+   * A run ended: fold its chunks into the transcript and free the thread.
+   * Idempotent — a run that retries the notification changes nothing.
+   */
+  async settle(runId: string, status: TerminalRunStatus, finishedAt: number, chunks: unknown[]): Promise<void> {
+    const thread = this.#thread();
+    if (!thread) return;
+    const run = this.#sql.exec<{ status: string; user_messages: string }>('SELECT status, user_messages FROM runs WHERE run_id = ?', runId).toArray()[0];
+    if (!run || (isRelayRunStatus(run.status) && isTerminalRunStatus(run.status))) return;
+    const before = this.#messages();
+    const after = foldRun(before, { userMessages: parseMessages(JSON.parse(run.user_messages), 'userMessages'), chunks });
+    this.ctx.storage.transactionSync(() => {
+      for (let i = before.length; i < after.length; i++) {
+        this.#sql.exec('INSERT INTO messages (position, message) VALUES (?, ?)', i, JSON.stringify(after[i]));
+      }
+      this.#sql.exec('UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?', status, finishedAt, runId);
+      this.#sql.exec('UPDATE thread SET active_run_id = NULL, updated_at = ? WHERE singleton = 1 AND active_run_id = ?', finishedAt, runId);
+    });
+  }
+
+  async summary(): Promise<ThreadSummary | null> {
+    const thread = this.#thread();
+    if (!thread) return null;
+    const runs = this.#sql
+      .exec<{ run_id: string; status: string; started_at: number; finished_at: number | null }>('SELECT run_id, status, started_at, finished_at FROM runs ORDER BY position')
+      .toArray()
+      .map((row) => ({
+        runId: row.run_id,
+        status: isRelayRunStatus(row.status) ? row.status : 'failed',
+        startedAt: row.started_at,
+        ...(row.finished_at !== null ? { finishedAt: row.finished_at } : {}),
+      }));
+    return { threadId: thread.thread_id, activeRunId: thread.active_run_id, runs };
+  }
+
+  async transcript(): Promise<ModelMessage[] | null> {
+    return this.#thread() ? this.#messages() : null;
+  }
+
+  /** The active run is over if its object says so, or no longer knows it (expired, or never created). */
+  async #activeHasEnded(runId: string): Promise<boolean> {
+    const row = this.#sql.exec<{ run_key: string }>('SELECT run_key FROM runs WHERE run_id = ?', runId).toArray()[0];
+    if (!row) return true;
+    const record = await this.env.RUNS.get(this.env.RUNS.idFromName(row.run_key)).record(runId);
+    return !record || isTerminalRunStatus(record.status);
+  }
+
+  #sandboxFor(thread: ThreadRow, turn: BeginTurn, now: number): string {
+    if (turn.sandbox.reuse === 'none') return turn.runId;
+    let generation = thread.sandbox_generation;
+    if (thread.sandbox_started_at === null || now - thread.sandbox_started_at > turn.sandbox.maxAgeMs) {
+      generation += 1;
+      this.#sql.exec('UPDATE thread SET sandbox_generation = ?, sandbox_started_at = ? WHERE singleton = 1', generation, now);
+    }
+    // Sandbox ids are lowercase and at most 63 characters: derive one from the object's id.
+    return `t${this.ctx.id.toString().slice(0, 40)}-${generation}`;
+  }
+
+  #thread(): ThreadRow | null {
+    if (!hasSchema(this.#sql)) return null;
+    return this.#sql.exec<ThreadRow>('SELECT * FROM thread WHERE singleton = 1').toArray()[0] ?? null;
+  }
+
+  #messages(): ModelMessage[] {
+    if (!hasSchema(this.#sql)) return [];
+    const stored = this.#sql
+      .exec<{ message: string }>('SELECT message FROM messages ORDER BY position')
+      .toArray()
+      .map((row) => JSON.parse(row.message) as unknown);
+    return stored.length === 0 ? [] : parseMessages(stored, 'transcript');
+  }
+}
