@@ -35,6 +35,11 @@ export interface RelayConfig {
   sandbox: { reuse: 'thread' | 'none'; maxAgeMs: number };
 }
 
+/** A variable the deployment set to something unusable; its message names the variable and the fix. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
 export const DEFAULT_STALL_TIMEOUT_SECONDS = 120;
 export const DEFAULT_RUN_TTL_SECONDS = 7 * 24 * 60 * 60;
 export const DEFAULT_SANDBOX_MAX_AGE_SECONDS = 24 * 60 * 60;
@@ -44,7 +49,7 @@ function seconds(raw: string | undefined, fallback: number, name: string): numbe
   if (raw === undefined || raw.trim() === '') return fallback;
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0) {
-    throw new Error(`${name} must be a positive number of seconds; got ${JSON.stringify(raw)}. Fix it in wrangler.toml or .dev.vars.`);
+    throw new ConfigError(`${name} must be a positive number of seconds; got ${JSON.stringify(raw)}. Fix it in wrangler.toml or .dev.vars.`);
   }
   return value;
 }
@@ -63,7 +68,7 @@ function origins(raw: string | undefined): string[] {
       parsed = null;
     }
     if (parsed !== origin || origin.includes('*')) {
-      throw new Error(`ALLOWED_ORIGINS must list exact origins such as https://app.example.com (scheme, host, optional port; no path, no trailing slash, no wildcard); got ${JSON.stringify(origin)}.`);
+      throw new ConfigError(`ALLOWED_ORIGINS must list exact origins such as https://app.example.com (scheme, host, optional port; no path, no trailing slash, no wildcard); got ${JSON.stringify(origin)}.`);
     }
   }
   return listed;
@@ -73,7 +78,7 @@ function origins(raw: string | undefined): string[] {
 export function readConfig(env: RelayEnv): RelayConfig {
   const harness = env.DEFAULT_HARNESS?.trim() || 'demo';
   if (!isHarnessName(harness)) {
-    throw new Error(`DEFAULT_HARNESS must be one of ${HARNESS_NAMES.join(', ')}; got ${JSON.stringify(harness)}.`);
+    throw new ConfigError(`DEFAULT_HARNESS must be one of ${HARNESS_NAMES.join(', ')}; got ${JSON.stringify(harness)}.`);
   }
   const runnerUrl = env.RUNNER_URL?.trim() || undefined;
   return {
@@ -91,6 +96,6 @@ export function readConfig(env: RelayEnv): RelayConfig {
 
 function sandboxReuse(raw: string | undefined): 'thread' | 'none' {
   const value = raw?.trim() || 'thread';
-  if (value !== 'thread' && value !== 'none') throw new Error(`SANDBOX_REUSE must be "thread" or "none"; got ${JSON.stringify(raw)}.`);
+  if (value !== 'thread' && value !== 'none') throw new ConfigError(`SANDBOX_REUSE must be "thread" or "none"; got ${JSON.stringify(raw)}.`);
   return value;
 }

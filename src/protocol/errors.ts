@@ -22,6 +22,7 @@ export const API_ERROR_CODES = [
   'unauthorized',
   'forbidden_origin',
   'internal_error',
+  'misconfigured',
   'runner_unavailable',
 ] as const;
 
