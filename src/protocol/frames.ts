@@ -37,10 +37,8 @@ export const CLOSE_CODES = {
   done: 1000,
   /** The server is going away (the run's storage was deleted, or the object is shutting down). */
   goingAway: 1001,
-  /** A client frame that is not JSON or not a known frame. */
-  badFrame: 1003,
-  /** The client fell too far behind the live tail; reconnect with the last seq seen. */
-  tooSlow: 4008,
+  /** The socket's stored cursor could not be read (e.g. written by an incompatible deploy); reconnect with your last seq. */
+  unreadableState: 1011,
 } as const;
 
 export function eventFrame(seq: number, chunk: StreamChunk): EventFrame {

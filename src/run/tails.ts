@@ -62,7 +62,7 @@ export class Tails {
       if (this.#replaying.has(ws)) continue;
       const attachment = parseAttachment(ws.deserializeAttachment());
       if (!attachment) {
-        safeClose(ws, 1011, 'unreadable tail state; reconnect with your last seq');
+        safeClose(ws, CLOSE_CODES.unreadableState, 'unreadable tail state; reconnect with your last seq');
         continue;
       }
       if (attachment.cursor < first - 1) {
