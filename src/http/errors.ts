@@ -26,9 +26,10 @@ export function errorResponse(status: ContentfulStatusCode, code: ApiErrorCode, 
 
 export function onError(error: Error, c: Context): Response {
   if (error instanceof ApiError) return errorResponse(error.status, error.code, error.message, error.headers);
+  // The path, never the query string: it may carry an attach token.
+  console.error(`${c.req.method} ${new URL(c.req.url).pathname} failed:`, error);
   // The owner's configuration is wrong: say which variable, so they can fix it.
   if (error instanceof ConfigError) return errorResponse(500, 'misconfigured', error.message);
-  console.error(`${c.req.method} ${new URL(c.req.url).pathname} failed:`, error);
   return errorResponse(500, 'internal_error', 'The relay hit an unexpected error; it was logged. Retry, and report it if it persists.');
 }
 

@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { parseTailFrame, type RunView, type TailFrame } from '../../src/protocol/index.ts';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../scripts/local-stack.ts';
+import { prng } from '../support/prng.ts';
+
+export { prng };
 
 /** The real local stack (what `npm start` runs) on free ports, with its own state directory. */
 export async function startStack(options: Partial<LocalStackOptions> = {}): Promise<LocalStack> {
@@ -37,17 +40,6 @@ export async function waitSettled(base: string, runId: string): Promise<RunView>
   throw new Error(`run ${runId} never settled`);
 }
 
-/** A small seeded PRNG (mulberry32), so a failing interleaving can be replayed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 export interface FollowResult {
   frames: TailFrame[];

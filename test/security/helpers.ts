@@ -4,11 +4,10 @@ import { exports } from 'cloudflare:workers';
 import { expect } from 'vitest';
 import type { RelayEnv } from '../../src/config.ts';
 import { runObjectName } from '../../src/http/auth.ts';
-import { parseTailFrame, type TailFrame } from '../../src/protocol/index.ts';
 import type { RunObject } from '../../src/run/run-object.ts';
-import { BASE, type Tail } from '../workers/helpers.ts';
+import { BASE, tailOf, type Tail } from '../workers/helpers.ts';
 
-export { finished, range, text, texts } from '../workers/helpers.ts';
+export { finished, range, tailOf, text, texts } from '../workers/helpers.ts';
 
 /** The security project's bindings (vitest.config.ts): auth on. */
 export const relayEnv = env as unknown as RelayEnv;
@@ -66,46 +65,6 @@ export async function expectError(res: Response, statusCode: number, code: strin
 /** Status, every header and the body text: what "byte-identical" compares. */
 export async function fingerprint(res: Response): Promise<{ status: number; headers: [string, string][]; body: string }> {
   return { status: res.status, headers: [...res.headers].sort(([a], [b]) => a.localeCompare(b)), body: new TextDecoder().decode(await res.arrayBuffer()) };
-}
-
-/** A tail from a 101 response, recording every frame and the close. */
-export function tailOf(res: Response): Tail {
-  if (res.status !== 101 || !res.webSocket) throw new Error(`expected 101, got ${res.status}`);
-  const ws = res.webSocket;
-  const frames: TailFrame[] = [];
-  const waiters = new Set<() => void>();
-  let resolveClosed!: (value: { code: number; reason: string }) => void;
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => (resolveClosed = resolve));
-  const wake = () => {
-    for (const waiter of [...waiters]) waiter();
-  };
-  ws.addEventListener('message', (event) => {
-    if (event.data !== 'pong') frames.push(parseTailFrame(JSON.parse(String(event.data))));
-    wake();
-  });
-  ws.addEventListener('close', (event) => {
-    resolveClosed({ code: event.code, reason: event.reason });
-    wake();
-  });
-  ws.accept();
-  return {
-    ws,
-    frames,
-    closed,
-    until(predicate) {
-      return new Promise((resolve) => {
-        const check = () => {
-          if (predicate(frames)) {
-            waiters.delete(check);
-            resolve(frames);
-          }
-        };
-        waiters.add(check);
-        check();
-      });
-    },
-    seqs: () => frames.flatMap((f) => ('seq' in f ? [f.seq] : [])),
-  };
 }
 
 export async function openTail(path: string, headers: Record<string, string> = {}): Promise<Tail> {

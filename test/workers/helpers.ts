@@ -49,20 +49,28 @@ export interface Tail {
 }
 
 export async function openTail(runId: string, query = ''): Promise<Tail> {
-  const res = await api(`/runs/${runId}/ws${query}`, { headers: { upgrade: 'websocket' } });
-  if (res.status !== 101 || !res.webSocket) throw new Error(`expected 101, got ${res.status}: ${await res.text()}`);
+  return tailOf(await api(`/runs/${runId}/ws${query}`, { headers: { upgrade: 'websocket' } }));
+}
+
+/** A tail from a 101 response, recording every frame and the close. */
+export function tailOf(res: Response): Tail {
+  if (res.status !== 101 || !res.webSocket) throw new Error(`expected 101, got ${res.status}`);
   const ws = res.webSocket;
   const frames: TailFrame[] = [];
   const waiters = new Set<() => void>();
+  const wake = () => {
+    for (const waiter of [...waiters]) waiter();
+  };
   let resolveClosed!: (value: { code: number; reason: string }) => void;
   const closed = new Promise<{ code: number; reason: string }>((resolve) => (resolveClosed = resolve));
   ws.addEventListener('message', (event) => {
-    frames.push(parseTailFrame(JSON.parse(String(event.data))));
-    for (const wake of [...waiters]) wake();
+    // `pong` answers a `ping` (the auto-response); it is not a frame.
+    if (event.data !== 'pong') frames.push(parseTailFrame(JSON.parse(String(event.data))));
+    wake();
   });
   ws.addEventListener('close', (event) => {
     resolveClosed({ code: event.code, reason: event.reason });
-    for (const wake of [...waiters]) wake();
+    wake();
   });
   ws.accept();
   return {

@@ -3,18 +3,8 @@ import { evictDurableObject } from 'cloudflare:test';
 import { expect, it } from 'vitest';
 import { isStatusFrame } from '../../src/protocol/index.ts';
 import { api, createRun, feed, finished, openTail, runStub, type Tail } from './helpers.ts';
+import { prng } from '../support/prng.ts';
 
-/** mulberry32: small, seeded, reproducible. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const QUIET = 'http://quiet-runner.test/control';
 
