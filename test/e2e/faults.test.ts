@@ -19,7 +19,7 @@ async function spawnRunner(port: number): Promise<ChildProcess> {
 }
 
 async function until(predicate: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 1_000; i++) {
+  for (let i = 0; i < 3_000; i++) {
     if (await predicate()) return;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -61,10 +61,17 @@ describe('faults of the real runner, end to end', () => {
     await until(async () => (await getRun(stack.url, run.runId)).lastSeq >= 10);
     runner.kill('SIGKILL');
     await once(runner, 'exit');
-    const settled = await waitSettled(stack.url, run.runId);
-    expect(settled).toMatchObject({ status: 'failed', error: { code: 'runner_unavailable' } });
-    expect(await lastChunk(run.runId)).toMatchObject({ type: 'RUN_ERROR', code: 'runner_unavailable' });
-    runner = await spawnRunner(runnerPort);
+    try {
+      const settled = await waitSettled(stack.url, run.runId);
+      // The pump sees the connection drop and the reattach refused (runner_unavailable);
+      // on a loaded machine the stall watchdog can notice the silence first (stalled).
+      // Either way the run fails and says why.
+      expect(settled.status).toBe('failed');
+      expect(['runner_unavailable', 'stalled']).toContain(settled.error?.code);
+      expect(await lastChunk(run.runId)).toMatchObject({ type: 'RUN_ERROR', code: settled.error?.code });
+    } finally {
+      runner = await spawnRunner(runnerPort);
+    }
   });
 
   it('fails a run whose runner hangs (no byte, not even keep-alive) as stalled', async () => {
