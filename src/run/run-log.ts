@@ -112,6 +112,14 @@ export class RunLog {
   #lastAppendAt = 0;
   /** Once the schema exists it never disappears except through `reset()`. */
   #hasSchema = false;
+  /** Cached: the append path asks on every network read, and the answer changes only here. */
+  #terminal: boolean | undefined;
+  /**
+   * The last row replay split into lines. Rows never change once written, and
+   * at full speed one row holds thousands of chunks: re-reading and
+   * re-splitting it for every page would dominate a long replay.
+   */
+  #rowCache: { first: number; lines: string[] } | undefined;
 
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
@@ -138,6 +146,7 @@ export class RunLog {
       );
     });
     this.#lastSeq = -1;
+    this.#terminal = false;
     const record = this.get();
     if (!record) throw new Error('run record missing right after insert');
     this.#notify();
@@ -154,6 +163,15 @@ export class RunLog {
     const row = this.#row();
     if (!row || row.request === 'null') return null;
     return parseRunnerRunRequest(JSON.parse(row.request));
+  }
+
+  /** Whether no more chunks can be appended: the run is terminal, or there is no run. */
+  isTerminal(): boolean {
+    if (this.#terminal === undefined) {
+      const record = this.get();
+      this.#terminal = !record || isTerminalRunStatus(record.status);
+    }
+    return this.#terminal;
   }
 
   link(): ThreadLink | null {
@@ -191,10 +209,11 @@ export class RunLog {
    * a row, so a flush of N chunks costs about one row written, not N.
    */
   append(raws: readonly string[], now: number): { firstSeq: number; lastSeq: number } {
-    const row = this.#row();
-    if (!row) throw new Error('append to a run that was never opened');
-    const status = this.#view(row);
-    if (isTerminalRunStatus(status.status)) throw new TerminalRunError(status);
+    if (this.isTerminal()) {
+      const record = this.get();
+      if (!record) throw new Error('append to a run that was never opened');
+      throw new TerminalRunError(record);
+    }
     const firstSeq = this.lastSeq + 1;
     if (raws.length === 0) return { firstSeq, lastSeq: firstSeq - 1 };
     this.#storage.transactionSync(() => insertEventRows(this.#sql, firstSeq, raws, now));
@@ -217,6 +236,7 @@ export class RunLog {
       now,
       error ? JSON.stringify(error) : null,
     );
+    this.#terminal = true;
     this.#notify();
     return { record: this.get()!, changed: true };
   }
@@ -236,25 +256,36 @@ export class RunLog {
   page(afterSeq: number, maxEvents = DEFAULT_PAGE_EVENTS): StoredEvent[] {
     if (afterSeq >= this.lastSeq) return [];
     const events: StoredEvent[] = [];
-    // The row holding afterSeq + 1 starts at or before it; later rows follow in key order.
+    let next = afterSeq + 1;
+    const cached = this.#rowCache;
+    if (cached && next >= cached.first && next < cached.first + cached.lines.length) {
+      next = this.#take(cached.first, cached.lines, next, maxEvents, events);
+      if (events.length >= maxEvents) return events;
+    }
+    // The row holding `next` starts at or before it; later rows follow in key order.
     const rows = this.#sql.exec<{ first_seq: number; chunks: string }>(
       `SELECT first_seq, chunks FROM events
        WHERE first_seq >= COALESCE((SELECT MAX(first_seq) FROM events WHERE first_seq <= ?), 0)
        ORDER BY first_seq LIMIT ?`,
-      afterSeq + 1,
+      next,
       maxEvents,
     );
     for (const row of rows) {
       const lines = row.chunks.split('\n');
-      for (let i = 0; i < lines.length; i++) {
-        const seq = row.first_seq + i;
-        if (seq <= afterSeq) continue;
-        events.push({ seq, raw: lines[i]! });
-        if (events.length >= maxEvents) break;
-      }
+      this.#rowCache = { first: row.first_seq, lines };
+      next = this.#take(row.first_seq, lines, next, maxEvents, events);
       if (events.length >= maxEvents) break;
     }
     return events;
+  }
+
+  /** Moves the events of one row from `next` on into `events`, up to `maxEvents`; returns the next seq wanted. */
+  #take(first: number, lines: string[], next: number, maxEvents: number, events: StoredEvent[]): number {
+    for (let seq = Math.max(next, first); seq < first + lines.length && events.length < maxEvents; seq++) {
+      events.push({ seq, raw: lines[seq - first]! });
+      next = seq + 1;
+    }
+    return next;
   }
 
   /**
@@ -297,6 +328,8 @@ export class RunLog {
     this.#lastSeq = undefined;
     this.#lastAppendAt = 0;
     this.#hasSchema = false;
+    this.#terminal = undefined;
+    this.#rowCache = undefined;
     this.#notify();
   }
 

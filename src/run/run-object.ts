@@ -281,10 +281,7 @@ export class RunObject extends DurableObject<RelayEnv> {
         return log.get()?.threadId ?? '';
       },
       lastSeq: () => this.#log.lastSeq,
-      isTerminal: () => {
-        const record = this.#log.get();
-        return !record || isTerminalRunStatus(record.status);
-      },
+      isTerminal: () => this.#log.isTerminal(),
       accept: (chunks) => this.#accept(chunks),
       watchers: () => this.#tails.count + this.#log.subscribers,
     };

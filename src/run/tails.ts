@@ -21,7 +21,7 @@ export function parseAttachment(value: unknown): TailAttachment | null {
 }
 
 /** Replay sends at most this many events before yielding to live appends and other sockets. */
-const REPLAY_PAGE_EVENTS = 256;
+const REPLAY_PAGE_EVENTS = 1024;
 
 const OPEN = 1;
 

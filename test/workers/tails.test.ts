@@ -47,15 +47,15 @@ describe('WebSocket tails', () => {
   it('never gaps or duplicates when appends race an attach', async () => {
     const { json } = await createRun();
     const runId = json.runId;
-    await feed(runId, texts(0, 700)); // longer than one replay page
+    await feed(runId, texts(0, 2500)); // longer than two replay pages
     const attaching = openTail(runId);
     const appends = (async () => {
-      for (let i = 0; i < 20; i++) await feed(runId, texts(700 + i * 5, 5));
+      for (let i = 0; i < 20; i++) await feed(runId, texts(2500 + i * 5, 5));
     })();
     const [tail] = await Promise.all([attaching, appends]);
     await feed(runId, [finished(runId)]);
     await tail.closed;
-    expect(tail.seqs()).toEqual(range(0, 800));
+    expect(tail.seqs()).toEqual(range(0, 2600));
   });
 
   it('serves two readers the identical stream', async () => {
