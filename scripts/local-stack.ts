@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
+import { delimiter, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startRunner, type RunningRunner } from '../container/src/server.ts';
 import { readDevVars } from './dev-vars.ts';
@@ -73,7 +74,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // Its own process group, so stopping the stack stops workerd too.
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_SEND_METRICS: 'false', FORCE_COLOR: '0' },
+    env: {
+      ...process.env,
+      // wrangler's custom build runs `node`: make it this Node (22), not whatever PATH finds first.
+      PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`,
+      CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+      WRANGLER_SEND_METRICS: 'false',
+      FORCE_COLOR: '0',
+    },
   });
   const output: string[] = [];
   const onData = (data: Buffer) => {

@@ -48,6 +48,33 @@ describe('the local stack, end to end', () => {
     expect(results[0]!.record!.status).toBe('completed');
   });
 
+  it('paces a client that stops reading instead of dropping it: it later gets every seq once', async () => {
+    const run = await postRun(stack.url, { prompt: 'big', harnessOptions: { chunks: 30_000, delayMs: 0, chunkBytes: 64 } });
+    const settled = await waitSettled(stack.url, run.runId);
+    const seqs: number[] = [];
+    let record: unknown;
+    const ws = new WebSocket(`${stack.url.replace('http', 'ws')}/runs/${run.runId}/ws`);
+    const socket = () => (ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    await new Promise<void>((resolve) => ws.once('open', () => resolve()));
+    // Stop reading at the TCP level: the object's sends back up behind us.
+    socket().pause();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await new Promise<void>((resolve, reject) => {
+      ws.on('message', (data) => {
+        const frame = JSON.parse(String(data)) as { seq?: number; type?: string; record?: unknown };
+        if (frame.type === 'status') {
+          record = frame.record;
+          ws.terminate();
+          resolve();
+        } else seqs.push(frame.seq!);
+      });
+      ws.on('error', reject);
+      socket().resume();
+    });
+    expect(seqs).toEqual(range(settled.lastSeq + 1));
+    expect(record).toMatchObject({ status: 'completed', lastSeq: settled.lastSeq });
+  });
+
   it('lets @tanstack/ai-client webSocket().joinRun() consume a run to RUN_FINISHED', async () => {
     const run = await postRun(stack.url, { prompt: 'join me', harnessOptions: { chunks: 40, delayMs: 2 } });
     const connection = webSocket(`${stack.url.replace('http', 'ws')}/runs/${run.runId}/ws`, {
