@@ -31,10 +31,25 @@ export function demoPrompt(messages: RunnerRunRequest['messages']): string {
   return ascii === '' ? FALLBACK_PROMPT : ascii;
 }
 
-/** Text delta `index`: exactly `bytes` ASCII characters, `[index] prompt ` repeated and cut. */
+/**
+ * The text the deltas are cut from, read in a loop: it echoes the prompt so a
+ * reader can tell runs apart, and reads like an answer in the demo page.
+ */
+function demoAnswer(prompt: string): string {
+  return (
+    `You asked: "${prompt}". This is the demo harness answering. Every piece of this text is a chunk with its own seq, ` +
+    'stored by the run object before any client sees it. Reload the page, drop the connection or open a second tab: ' +
+    'the stream resumes from the last seq you have, with nothing missing and nothing twice. '
+  );
+}
+
+/** Text delta `index`: exactly `bytes` ASCII characters, the next slice of the looping answer. */
 export function demoTextDelta(prompt: string, index: number, bytes: number): string {
-  const unit = `[${index}] ${prompt} `;
-  return unit.length >= bytes ? unit.slice(0, bytes) : unit.repeat(Math.ceil(bytes / unit.length)).slice(0, bytes);
+  const answer = demoAnswer(prompt);
+  const start = (index * bytes) % answer.length;
+  let delta = answer.slice(start, start + bytes);
+  while (delta.length < bytes) delta += answer.slice(0, bytes - delta.length);
+  return delta;
 }
 
 /** The concatenated text of a run that wrote deltas `0..count-1`. */
