@@ -21,6 +21,7 @@ import { migrateLegacyRun } from './legacy.ts';
 import { RunLog, TerminalRunError, type StoredEvent } from './run-log.ts';
 import { parseAttachment, safeClose, Tails } from './tails.ts';
 import { decide, REATTACH_RETRY_MS } from './watchdog.ts';
+import { compactForTranscript } from '../thread/compact.ts';
 
 export interface CreateRunCall {
   runId: string;
@@ -33,8 +34,6 @@ export interface CreateRunCall {
   sandboxId?: string;
 }
 
-/** Only these chunks shape a transcript; the rest stays out of the thread's mail. */
-const TRANSCRIPT_CHUNK_TYPES = new Set(['TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'TOOL_CALL_RESULT']);
 
 export type CreateRunResult =
   | { kind: 'created'; record: RunView }
@@ -230,10 +229,7 @@ export class RunObject extends DurableObject<RelayEnv> {
     const link = this.#log.link();
     const record = this.#log.get();
     if (!link?.threadKey || link.notifiedAt !== null || !record || !isTerminalRunStatus(record.status)) return;
-    const chunks: unknown[] = [];
-    for (const chunk of this.#log.chunks()) {
-      if (TRANSCRIPT_CHUNK_TYPES.has((chunk as { type?: string }).type ?? '')) chunks.push(chunk);
-    }
+    const chunks = compactForTranscript(this.#log.chunks());
     try {
       const thread = this.env.THREADS.get(this.env.THREADS.idFromName(link.threadKey));
       await thread.settle(record.runId, record.status, record.finishedAt ?? record.updatedAt, chunks);

@@ -1,0 +1,42 @@
+/**
+ * What a run sends its thread when it ends: only the chunks a transcript is
+ * folded from, with each run of consecutive text deltas of one message merged
+ * into one delta. The fold concatenates a message's deltas in order, so the
+ * merge changes nothing it computes, while a long run's payload shrinks from
+ * one object per token to roughly its text.
+ */
+
+const TRANSCRIPT_CHUNK_TYPES = new Set([
+  'TEXT_MESSAGE_START',
+  'TEXT_MESSAGE_CONTENT',
+  'TEXT_MESSAGE_END',
+  'TOOL_CALL_START',
+  'TOOL_CALL_ARGS',
+  'TOOL_CALL_END',
+  'TOOL_CALL_RESULT',
+]);
+
+type Fields = Record<string, unknown>;
+
+function isRecord(value: unknown): value is Fields {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A plain delta: no accumulated `content` that the fold would prefer over the deltas. */
+function plainDelta(chunk: Fields): chunk is Fields & { messageId: string; delta: string } {
+  return chunk.type === 'TEXT_MESSAGE_CONTENT' && typeof chunk.messageId === 'string' && typeof chunk.delta === 'string' && chunk.content === undefined;
+}
+
+export function compactForTranscript(chunks: Iterable<unknown>): Fields[] {
+  const out: Fields[] = [];
+  for (const chunk of chunks) {
+    if (!isRecord(chunk) || typeof chunk.type !== 'string' || !TRANSCRIPT_CHUNK_TYPES.has(chunk.type)) continue;
+    const last = out[out.length - 1];
+    if (last && plainDelta(chunk) && plainDelta(last) && last.messageId === chunk.messageId) {
+      out[out.length - 1] = { ...last, delta: last.delta + chunk.delta };
+      continue;
+    }
+    out.push(chunk);
+  }
+  return out;
+}
