@@ -1,5 +1,5 @@
 import type { StreamChunk } from '@tanstack/ai';
-import { isStatusFrame, parseTailFrame, type RunView, type TailFrame } from '../protocol/index.ts';
+import { attachSubprotocols, isStatusFrame, parseTailFrame, type RunView, type TailFrame } from '../protocol/index.ts';
 import { Backoff, sleep, type BackoffOptions } from './backoff.ts';
 import { readRunRecord, RunNotFoundError, runUrl } from './run-record.ts';
 
@@ -20,7 +20,7 @@ export interface WebSocketLike {
   addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;
   addEventListener(type: 'close', listener: (event: { code: number; reason: string }) => void): void;
 }
-export type WebSocketConstructor = new (url: string) => WebSocketLike;
+export type WebSocketConstructor = new (url: string, protocols?: string[]) => WebSocketLike;
 
 export interface AttachRunOptions {
   /** Where the relay is, e.g. `https://relay.example.com` (a path prefix is kept). */
@@ -35,7 +35,11 @@ export interface AttachRunOptions {
   onState?: (state: AttachState) => void;
   /** Aborting stops the tail; `done` rejects with the signal's reason. */
   signal?: AbortSignal;
-  /** The run's `attachToken`, sent as `?token=`. */
+  /**
+   * The run's `attachToken`: offered on the WebSocket as a subprotocol (it
+   * stays out of URLs and so out of request logs), and as `?token=` on the
+   * one `GET /runs/:id` the client makes.
+   */
   token?: string;
   /** Default: the global `WebSocket`. In Node 20, pass `ws`'s `WebSocket`. */
   WebSocketImpl?: WebSocketConstructor;
@@ -110,7 +114,10 @@ export function attachRun(options: AttachRunOptions): AttachedRun {
       let ws: WebSocketLike;
       try {
         if (!WebSocketImpl) throw new Error('No WebSocket implementation: pass WebSocketImpl (e.g. `ws`) on Node 20.');
-        ws = new WebSocketImpl(runUrl(options, `/ws?fromSeq=${last}`));
+        ws =
+          options.token === undefined
+            ? new WebSocketImpl(runUrl(options, `/ws?fromSeq=${last}`))
+            : new WebSocketImpl(runUrl({ ...options, token: undefined }, `/ws?fromSeq=${last}`), attachSubprotocols(options.token));
       } catch (error) {
         return settle({ kind: 'fatal', error });
       }

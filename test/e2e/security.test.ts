@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import { attachSubprotocols, parseTailFrame, type TailFrame } from '../../src/protocol/index.ts';
 import type { LocalStack } from '../../scripts/local-stack.ts';
 import { startStack } from './stack.ts';
+import { attachRun, type WebSocketConstructor } from '../../src/client/index.ts';
 
 /**
  * Auth on, over real HTTP: the handshake details a workerd unit test cannot
@@ -63,6 +64,33 @@ function connect(path: string, options: { protocols?: string[]; origin?: string 
 }
 
 describe('auth on, over the wire', () => {
+  it('lets the client SDK follow a run with its attach token (offered as a subprotocol, not in the URL)', async () => {
+    const { runId, attachToken } = await postRun({ prompt: 'sdk with a token', harnessOptions: { chunks: 30, delayMs: 2 } });
+    const seqs: number[] = [];
+    const opened: Array<{ url: string; protocols: string[] | undefined }> = [];
+    class RecordingWebSocket extends WebSocket {
+      constructor(url: string, protocols?: string[]) {
+        super(url, protocols);
+        opened.push({ url, protocols });
+      }
+    }
+    const run = attachRun({
+      baseUrl: stack.url,
+      runId,
+      token: attachToken,
+      onChunk: (_chunk, seq) => void seqs.push(seq),
+      WebSocketImpl: RecordingWebSocket as unknown as WebSocketConstructor,
+    });
+    const record = await run.done;
+    expect(record.status).toBe('completed');
+    expect(seqs).toEqual(Array.from({ length: record.lastSeq + 1 }, (_, i) => i));
+    expect(opened.length).toBeGreaterThan(0);
+    for (const socket of opened) {
+      expect(socket.url).not.toContain(attachToken);
+      expect(socket.protocols).toEqual(attachSubprotocols(attachToken));
+    }
+  });
+
   it('reports auth on at /health and refuses /runs without the token', async () => {
     expect(await (await fetch(`${stack.url}/health`)).json()).toEqual({ ok: true, auth: 'on' });
     const res = await fetch(`${stack.url}/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"prompt":"x"}' });
