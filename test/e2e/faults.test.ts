@@ -74,6 +74,19 @@ describe('faults of the real runner, end to end', () => {
     }
   });
 
+  it('fails a run at once when no runner listens (runner_unavailable)', async () => {
+    runner.kill('SIGKILL');
+    await once(runner, 'exit');
+    try {
+      const run = await postRun(stack.url, { prompt: 'nobody home', harnessOptions: { chunks: 5, delayMs: 0 } });
+      const settled = await waitSettled(stack.url, run.runId);
+      expect(settled).toMatchObject({ status: 'failed', error: { code: 'runner_unavailable' } });
+      expect(await lastChunk(run.runId)).toMatchObject({ type: 'RUN_ERROR', code: 'runner_unavailable' });
+    } finally {
+      runner = await spawnRunner(runnerPort);
+    }
+  });
+
   it('fails a run whose runner hangs (no byte, not even keep-alive) as stalled', async () => {
     const run = await postRun(stack.url, { prompt: 'frozen', harnessOptions: { chunks: 2_000, delayMs: 10 } });
     await until(async () => (await getRun(stack.url, run.runId)).lastSeq >= 10);
