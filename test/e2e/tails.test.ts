@@ -55,11 +55,8 @@ describe('the local stack, end to end', () => {
     let record: unknown;
     const ws = new WebSocket(`${stack.url.replace('http', 'ws')}/runs/${run.runId}/ws`);
     const socket = () => (ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
-    await new Promise<void>((resolve) => ws.once('open', () => resolve()));
-    // Stop reading at the TCP level: the object's sends back up behind us.
-    socket().pause();
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    await new Promise<void>((resolve, reject) => {
+    // Listen from the start: frames can arrive in the same read as the handshake.
+    const done = new Promise<void>((resolve, reject) => {
       ws.on('message', (data) => {
         const frame = JSON.parse(String(data)) as { seq?: number; type?: string; record?: unknown };
         if (frame.type === 'status') {
@@ -69,8 +66,13 @@ describe('the local stack, end to end', () => {
         } else seqs.push(frame.seq!);
       });
       ws.on('error', reject);
-      socket().resume();
     });
+    await new Promise<void>((resolve) => ws.once('open', () => resolve()));
+    // Stop reading at the TCP level: the object's sends back up behind us.
+    socket().pause();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    socket().resume();
+    await done;
     expect(seqs).toEqual(range(settled.lastSeq + 1));
     expect(record).toMatchObject({ status: 'completed', lastSeq: settled.lastSeq });
   });
