@@ -125,8 +125,8 @@ async function waitForHealth(url: string, worker: ChildProcess): Promise<void> {
 }
 
 /** SIGTERM to the whole group, SIGKILL if it lingers: no orphan workerd. */
-async function stopGroup(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.pid === undefined) return;
+export async function stopGroup(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
   const exited = once(child, 'exit');
   try {
     process.kill(-child.pid, 'SIGTERM');

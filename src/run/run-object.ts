@@ -18,22 +18,13 @@ import type { RunnerTransport } from '../runner/transport.ts';
 import { Driver, type AcceptResult, type DriverSink, type IncomingChunk } from './driver.ts';
 import { httpTail } from './http-tail.ts';
 import { migrateLegacyRun } from './legacy.ts';
-import { RunLog, TerminalRunError, type StoredEvent } from './run-log.ts';
+import { RunLog, TerminalRunError, type RunInit, type StoredEvent } from './run-log.ts';
 import { parseAttachment, safeClose, Tails } from './tails.ts';
 import { decide, REATTACH_RETRY_MS } from './watchdog.ts';
 import { compactForTranscript } from '../thread/compact.ts';
 
-export interface CreateRunCall {
-  runId: string;
-  threadId: string;
-  request: RunnerRunRequest;
-  requestHash: string;
-  /** The thread object's name; it is told when the run ends. */
-  threadKey?: string;
-  /** The sandbox the run executes in (one per thread by default). */
-  sandboxId?: string;
-}
-
+/** What the Worker asks for: the run log's init, stamped by the object itself. */
+export type CreateRunCall = Omit<RunInit, 'now'>;
 
 export type CreateRunResult =
   | { kind: 'created'; record: RunView }
