@@ -1,5 +1,6 @@
 import type { StreamChunk } from '@tanstack/ai';
 import { ProtocolError, parseRunView, type RunView } from './record.ts';
+import { isObject } from './json.ts';
 
 /**
  * Tail frames: what a WebSocket message, an NDJSON line or an SSE event
@@ -51,10 +52,6 @@ export function statusFrame(record: RunView): StatusFrame {
 
 export function isStatusFrame(frame: TailFrame): frame is StatusFrame {
   return 'type' in frame && frame.type === 'status';
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A chunk is an object with a string `type`; its fields are the harness's business. */

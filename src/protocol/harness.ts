@@ -1,4 +1,5 @@
 import { ProtocolError } from './record.ts';
+import { isObject } from './json.ts';
 
 /** The harnesses a runner can host. The type is derived from the list so the two cannot drift. */
 export const HARNESS_NAMES = ['demo', 'claude-code', 'codex', 'chat'] as const;
@@ -38,10 +39,6 @@ const DEMO_LIMITS = {
   crashAt: [0, 1_000_000],
   stallAt: [0, 1_000_000],
 } as const satisfies Record<keyof DemoOptions, readonly [number, number]>;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 export function parseDemoOptions(value: unknown, path = 'harnessOptions'): DemoOptions {
   if (value === undefined) return { ...DEMO_DEFAULTS };

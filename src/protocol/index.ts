@@ -9,6 +9,7 @@ export * from './errors.ts';
 export * from './frames.ts';
 export * from './harness.ts';
 export * from './ids.ts';
+export * from './json.ts';
 export * from './messages.ts';
 export * from './record.ts';
 export * from './runs.ts';

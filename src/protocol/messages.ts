@@ -1,14 +1,11 @@
 import type { ModelMessage } from '@tanstack/ai';
 import { ProtocolError } from './record.ts';
+import { isObject } from './json.ts';
 
 const ROLES = ['user', 'assistant', 'tool', 'system'] as const;
 
 /** Enough messages for a long conversation; more is a client bug, not a transcript. */
 export const MAX_MESSAGES = 1_000;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Validates the shape the runner relies on (role, content) and passes the rest

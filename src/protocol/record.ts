@@ -1,4 +1,5 @@
-import type { RunError, RunRecord, TerminalRunStatus } from '@tanstack/ai';
+import type { RunError, RunRecord } from '@tanstack/ai';
+import { isObject } from './json.ts';
 
 /**
  * The run record as the API serves it: core's `RunRecord` plus the log's
@@ -11,14 +12,8 @@ export type RunView = RunRecord & { lastSeq: number; updatedAt: number };
 export const RUN_STATUSES = ['running', 'completed', 'failed', 'aborted'] as const satisfies ReadonlyArray<RunRecord['status']>;
 export type RelayRunStatus = (typeof RUN_STATUSES)[number];
 
-export const TERMINAL_STATUSES = ['completed', 'failed', 'aborted'] as const satisfies ReadonlyArray<TerminalRunStatus>;
-
 export function isRelayRunStatus(value: unknown): value is RelayRunStatus {
   return typeof value === 'string' && (RUN_STATUSES as readonly string[]).includes(value);
-}
-
-export function isTerminal(status: RunRecord['status']): status is TerminalRunStatus {
-  return (TERMINAL_STATUSES as readonly string[]).includes(status);
 }
 
 /**
@@ -34,10 +29,6 @@ export class ProtocolError extends Error {
     this.field = field;
     this.name = 'ProtocolError';
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function requireInt(obj: Record<string, unknown>, key: string, path: string, min: number): number {

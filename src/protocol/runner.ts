@@ -1,6 +1,7 @@
 import type { ApiErrorCode } from './errors.ts';
 import { isHarnessName, type HarnessName } from './harness.ts';
 import { ProtocolError } from './record.ts';
+import { isObject } from './json.ts';
 
 /**
  * The runner's own answers besides the NDJSON stream (see `RunnerRunRequest`
@@ -58,10 +59,6 @@ export function runnerErrorBody(code: ApiErrorCode | RunnerErrorCode, message: s
 
 export function isRunnerRunState(value: unknown): value is RunnerRunState {
   return typeof value === 'string' && (RUNNER_RUN_STATES as readonly string[]).includes(value);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function requireInt(value: unknown, field: string, min: number): number {

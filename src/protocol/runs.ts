@@ -3,6 +3,7 @@ import { HARNESS_NAMES, isHarnessName, parseHarnessOptions, type HarnessName } f
 import { THREAD_ID_PATTERN, isRunId, isThreadId } from './ids.ts';
 import { parseMessages } from './messages.ts';
 import { ProtocolError } from './record.ts';
+import { isObject } from './json.ts';
 
 /** SPEC: a `POST /runs` body is at most 1 MiB. */
 export const MAX_CREATE_RUN_BYTES = 1_048_576;
@@ -18,10 +19,6 @@ export interface CreateRunInput {
 
 /** Thrown for a known field with an unknown harness, so the API can answer `unknown_harness`. */
 export class UnknownHarnessError extends ProtocolError {}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 const CREATE_RUN_FIELDS = ['prompt', 'messages', 'threadId', 'harness', 'model', 'harnessOptions'];
 

@@ -1,4 +1,5 @@
-import { isTerminal, parseRunError, ProtocolError, type RelayRunStatus } from '../protocol/index.ts';
+import { isTerminalRunStatus } from '@tanstack/ai';
+import { isObject, parseRunError, ProtocolError, type RelayRunStatus } from '../protocol/index.ts';
 import { migrate } from '../storage/migrations.ts';
 import { RUN_MIGRATIONS } from './schema.ts';
 import { insertEventRows } from './run-log.ts';
@@ -37,10 +38,6 @@ export interface ConvertedRecord {
   error?: { message: string; code?: string };
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function int(value: unknown, field: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new ProtocolError(field, 'expected a non-negative integer');
   return value;
@@ -61,7 +58,7 @@ export function convertLegacyRecord(runId: string, value: unknown): ConvertedRec
     startedAt,
     updatedAt,
   };
-  if (isTerminal(status)) record.finishedAt = value.finishedAt === undefined ? updatedAt : int(value.finishedAt, 'legacy record.finishedAt');
+  if (isTerminalRunStatus(status)) record.finishedAt = value.finishedAt === undefined ? updatedAt : int(value.finishedAt, 'legacy record.finishedAt');
   if (value.error !== undefined && value.error !== null) {
     record.error = typeof value.error === 'string' ? { message: value.error } : parseRunError(value.error, 'legacy record.error');
   }

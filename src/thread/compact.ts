@@ -1,3 +1,5 @@
+import { isObject } from '../protocol/index.ts';
+
 /**
  * What a run sends its thread when it ends: only the chunks a transcript is
  * folded from, with each run of consecutive text deltas of one message merged
@@ -18,10 +20,6 @@ const TRANSCRIPT_CHUNK_TYPES = new Set([
 
 type Fields = Record<string, unknown>;
 
-function isRecord(value: unknown): value is Fields {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** A plain delta: no accumulated `content` that the fold would prefer over the deltas. */
 function plainDelta(chunk: Fields): chunk is Fields & { messageId: string; delta: string } {
   return chunk.type === 'TEXT_MESSAGE_CONTENT' && typeof chunk.messageId === 'string' && typeof chunk.delta === 'string' && chunk.content === undefined;
@@ -30,7 +28,7 @@ function plainDelta(chunk: Fields): chunk is Fields & { messageId: string; delta
 export function compactForTranscript(chunks: Iterable<unknown>): Fields[] {
   const out: Fields[] = [];
   for (const chunk of chunks) {
-    if (!isRecord(chunk) || typeof chunk.type !== 'string' || !TRANSCRIPT_CHUNK_TYPES.has(chunk.type)) continue;
+    if (!isObject(chunk) || typeof chunk.type !== 'string' || !TRANSCRIPT_CHUNK_TYPES.has(chunk.type)) continue;
     const last = out[out.length - 1];
     if (last && plainDelta(chunk) && plainDelta(last) && last.messageId === chunk.messageId) {
       out[out.length - 1] = { ...last, delta: last.delta + chunk.delta };

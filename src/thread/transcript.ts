@@ -1,4 +1,5 @@
 import type { ModelMessage, ToolCall } from '@tanstack/ai';
+import { isObject } from '../protocol/index.ts';
 
 /**
  * A harness runs its tools inside the container, so its `TOOL_CALL_*` chunks
@@ -30,10 +31,6 @@ export interface FoldTurn {
 
 type Fields = Record<string, unknown>;
 
-function isRecord(value: unknown): value is Fields {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function str(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
@@ -48,7 +45,7 @@ function observed(): { sandboxObserved: true } {
 
 /** True for a tool call the harness ran in its sandbox, or a message that carries such calls or their result. */
 export function isSandboxToolCall(item: ModelMessage | ToolCall): boolean {
-  return isRecord(item.metadata) && item.metadata[OBSERVED_KEY] === true;
+  return isObject(item.metadata) && item.metadata[OBSERVED_KEY] === true;
 }
 
 interface Segment {
@@ -75,8 +72,8 @@ type Event = { kind: 'text'; segment: Segment } | { kind: 'call'; call: Call } |
 
 /** `TOOL_CALL_END.input`, or where `normalizeStreamChunk` moves it on the wire: `metadata.tanstack.input`. */
 function inputOf(chunk: Fields): object | undefined {
-  const tanstack = isRecord(chunk.metadata) ? chunk.metadata.tanstack : undefined;
-  const input = chunk.input !== undefined ? chunk.input : isRecord(tanstack) ? tanstack.input : undefined;
+  const tanstack = isObject(chunk.metadata) ? chunk.metadata.tanstack : undefined;
+  const input = chunk.input !== undefined ? chunk.input : isObject(tanstack) ? tanstack.input : undefined;
   // A tool's input is an object; anything else says nothing better than the streamed text.
   return typeof input === 'object' && input !== null ? input : undefined;
 }
@@ -96,7 +93,7 @@ function record(chunks: FoldTurn['chunks'], knownCalls: ReadonlySet<string>): Ev
   };
 
   for (const chunk of chunks) {
-    if (!isRecord(chunk)) continue;
+    if (!isObject(chunk)) continue;
     const messageId = str(chunk.messageId) ?? '';
     const toolCallId = nonEmpty(chunk.toolCallId);
     switch (chunk.type) {
@@ -250,7 +247,7 @@ export function foldRun(transcript: readonly ModelMessage[], turn: FoldTurn): Mo
     if (typeof message.id === 'string') usedIds.add(message.id);
     if (typeof message.toolCallId === 'string') knownCalls.add(message.toolCallId);
     if (Array.isArray(message.toolCalls)) {
-      for (const call of message.toolCalls) if (isRecord(call) && typeof call.id === 'string') knownCalls.add(call.id);
+      for (const call of message.toolCalls) if (isObject(call) && typeof call.id === 'string') knownCalls.add(call.id);
     }
     if (message.role === 'assistant' && typeof message.id === 'string' && typeof message.content === 'string') {
       seenText.add(JSON.stringify([message.id, message.content]));
