@@ -76,11 +76,16 @@ export function parseClientFrame(value: unknown): ClientFrame | null {
 /** SSE encoding of a frame: `id: <seq>` + the chunk, or `event: status` + the status frame. */
 export function toSse(frame: TailFrame): string {
   if (isStatusFrame(frame)) return `event: status\ndata: ${JSON.stringify(frame)}\n\n`;
-  return `id: ${frame.id}\ndata: ${JSON.stringify(frame.chunk)}\n\n`;
+  return sseEventText(frame.seq, JSON.stringify(frame.chunk));
 }
 
 export function toNdjson(frame: TailFrame): string {
   return `${JSON.stringify(frame)}\n`;
+}
+
+/** The SSE event for a chunk held as JSON text; `toSse` of an event frame is this. */
+export function sseEventText(seq: number, chunkJson: string): string {
+  return `id: ${seq}\ndata: ${chunkJson}\n\n`;
 }
 
 /**

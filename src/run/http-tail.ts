@@ -1,4 +1,4 @@
-import { eventFrameJson, statusFrame, toNdjson, toSse } from '../protocol/index.ts';
+import { eventFrameJson, sseEventText, statusFrame, toNdjson, toSse } from '../protocol/index.ts';
 import type { RunLog } from './run-log.ts';
 
 export type HttpTailFormat = 'sse' | 'ndjson';
@@ -24,7 +24,7 @@ export function httpTail(log: RunLog, fromSeq: number, format: HttpTailFormat): 
         let text = '';
         for (const event of next.value) {
           // SSE carries the bare chunk; NDJSON the envelope. Both from stored JSON text.
-          text += format === 'sse' ? `id: ${event.seq}\ndata: ${event.raw}\n\n` : `${eventFrameJson(event.seq, event.raw)}\n`;
+          text += format === 'sse' ? sseEventText(event.seq, event.raw) : `${eventFrameJson(event.seq, event.raw)}\n`;
         }
         stream.enqueue(encoder.encode(text));
         return;

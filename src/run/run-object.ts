@@ -232,13 +232,14 @@ export class RunObject extends DurableObject<RelayEnv> {
   }
 
   #decide(record: RunView) {
+    const link = this.#log.link();
     return decide({
       status: record.status,
       finishedAt: record.finishedAt,
       now: Date.now(),
       pumpActive: this.#driver.active,
       // A pump knows when the runner last wrote; without one, the last durable write is the best evidence.
-      threadPending: isTerminalRunStatus(record.status) && (this.#log.link()?.threadKey ?? null) !== null && this.#log.link()?.notifiedAt === null,
+      threadPending: isTerminalRunStatus(record.status) && link !== null && link.threadKey !== null && link.notifiedAt === null,
       lastByteAt: this.#driver.active ? this.#driver.lastByteAt : Math.max(this.#driver.lastByteAt, record.updatedAt),
       stallTimeoutMs: this.#config.stallTimeoutMs,
       runTtlMs: this.#config.runTtlMs,
