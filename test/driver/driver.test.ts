@@ -1,22 +1,8 @@
 import type { StreamChunk } from '@tanstack/ai';
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, inject, it } from 'vitest';
-import { isStatusFrame, type RunView } from '../../src/protocol/index.ts';
-import { api, createRun, openTail, range, runStub, type Tail } from '../workers/helpers.ts';
-
-async function record(runId: string): Promise<RunView> {
-  return (await (await api(`/runs/${runId}`)).json()) as RunView;
-}
-
-/** Polls the record until the run is terminal: the run must finish with no client attached. */
-async function settled(runId: string): Promise<RunView> {
-  for (let i = 0; i < 2_000; i++) {
-    const current = await record(runId);
-    if (current.status !== 'running') return current;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`run ${runId} never settled`);
-}
+import { isStatusFrame } from '../../src/protocol/index.ts';
+import { createRun, openTail, range, runStub, settled, type Tail } from '../workers/helpers.ts';
 
 function chunks(tail: Tail): StreamChunk[] {
   return tail.frames.flatMap((f) => ('chunk' in f ? [f.chunk] : []));

@@ -1,16 +1,7 @@
 import type { ModelMessage } from '@tanstack/ai';
 import { describe, expect, it } from 'vitest';
 import { isSandboxToolCall } from '../../src/thread/transcript.ts';
-import { api, createRun } from '../workers/helpers.ts';
-
-async function settled(runId: string) {
-  for (let i = 0; i < 2_000; i++) {
-    const record = (await (await api(`/runs/${runId}`)).json()) as { status: string };
-    if (record.status !== 'running') return record;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`run ${runId} never settled`);
-}
+import { api, createRun, settled } from '../workers/helpers.ts';
 
 async function transcript(threadId: string): Promise<ModelMessage[]> {
   // The thread hears about the run's end just after the run's record says so.

@@ -1,7 +1,7 @@
 import type { StreamChunk } from '@tanstack/ai';
 import { env, runInDurableObject } from 'cloudflare:test';
 import { exports } from 'cloudflare:workers';
-import { parseTailFrame, type TailFrame } from '../../src/protocol/index.ts';
+import { parseTailFrame, type RunView, type TailFrame } from '../../src/protocol/index.ts';
 import type { RunObject } from '../../src/run/run-object.ts';
 
 export const BASE = 'http://relay.test';
@@ -91,6 +91,16 @@ export function tailOf(res: Response): Tail {
     },
     seqs: () => frames.flatMap((f) => ('seq' in f ? [f.seq] : [])),
   };
+}
+
+/** Polls the record until the run is terminal (a run must finish with no client attached). */
+export async function settled(runId: string): Promise<RunView> {
+  for (let i = 0; i < 2_000; i++) {
+    const current = (await (await api(`/runs/${runId}`)).json()) as RunView;
+    if (current.status !== 'running') return current;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`run ${runId} never settled`);
 }
 
 export function range(from: number, to: number): number[] {
