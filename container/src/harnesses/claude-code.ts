@@ -1,7 +1,5 @@
-import type { ModelMessage } from '@tanstack/ai';
 import { parseClaudeCodeOptions } from '../harness-options.ts';
-import { pipeChatStream } from './chat-stream.ts';
-import { localSandbox } from './local-sandbox.ts';
+import { pipeSandboxedAgent } from './local-sandbox.ts';
 import type { HarnessContext } from './types.ts';
 
 /** The CLI resolves the alias to its current Sonnet model. */
@@ -16,23 +14,10 @@ const DEFAULT_MODEL = 'sonnet';
 export async function runClaudeCode(ctx: HarnessContext): Promise<void> {
   const { request } = ctx;
   const options = parseClaudeCodeOptions(request.harnessOptions);
-  const [{ chat }, { claudeCodeText }, sandbox] = await Promise.all([
-    import('@tanstack/ai'),
-    import('@tanstack/ai-claude-code'),
-    localSandbox(request),
-  ]);
+  const { claudeCodeText } = await import('@tanstack/ai-claude-code');
   const adapter = claudeCodeText(request.model ?? DEFAULT_MODEL, {
     ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
     ...(options.permissionMode !== undefined ? { permissionMode: options.permissionMode } : {}),
   });
-  const stream = chat({
-    adapter,
-    // Same JSON on the wire; the relay's and the adapter's `@tanstack/ai` releases only differ in type identity.
-    messages: request.messages as unknown as ModelMessage[],
-    runId: request.runId,
-    threadId: request.threadId,
-    middleware: [sandbox],
-    ...(options.sessionId !== undefined ? { modelOptions: { sessionId: options.sessionId } } : {}),
-  });
-  await pipeChatStream(stream, ctx);
+  await pipeSandboxedAgent(ctx, adapter, options.sessionId);
 }

@@ -1,7 +1,5 @@
-import type { ModelMessage } from '@tanstack/ai';
 import { parseCodexOptions } from '../harness-options.ts';
-import { pipeChatStream } from './chat-stream.ts';
-import { localSandbox } from './local-sandbox.ts';
+import { pipeSandboxedAgent } from './local-sandbox.ts';
 import type { HarnessContext } from './types.ts';
 
 const DEFAULT_MODEL = 'gpt-5.3-codex';
@@ -14,20 +12,12 @@ const DEFAULT_MODEL = 'gpt-5.3-codex';
 export async function runCodex(ctx: HarnessContext): Promise<void> {
   const { request, env } = ctx;
   const options = parseCodexOptions(request.harnessOptions);
-  const [{ chat }, { codexText }, sandbox] = await Promise.all([import('@tanstack/ai'), import('@tanstack/ai-codex'), localSandbox(request)]);
+  const { codexText } = await import('@tanstack/ai-codex');
   const apiKey = env.CODEX_API_KEY?.trim() ? undefined : env.OPENAI_API_KEY?.trim();
   const adapter = codexText(request.model ?? DEFAULT_MODEL, {
     ...(apiKey ? { env: { CODEX_API_KEY: apiKey } } : {}),
     ...(options.sandboxMode !== undefined ? { sandboxMode: options.sandboxMode } : {}),
     ...(options.modelReasoningEffort !== undefined ? { modelReasoningEffort: options.modelReasoningEffort } : {}),
   });
-  const stream = chat({
-    adapter,
-    messages: request.messages as unknown as ModelMessage[],
-    runId: request.runId,
-    threadId: request.threadId,
-    middleware: [sandbox],
-    ...(options.sessionId !== undefined ? { modelOptions: { sessionId: options.sessionId } } : {}),
-  });
-  await pipeChatStream(stream, ctx);
+  await pipeSandboxedAgent(ctx, adapter, options.sessionId);
 }

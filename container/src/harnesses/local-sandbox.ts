@@ -1,4 +1,10 @@
+import type { chat, ModelMessage } from '@tanstack/ai';
 import type { RunnerRunRequest } from '../../../src/protocol/index.ts';
+import { pipeChatStream } from './chat-stream.ts';
+import type { HarnessContext } from './types.ts';
+
+/** A coding-agent text adapter (Claude Code, Codex) as `chat()` takes it. */
+export type AgentAdapter = Parameters<typeof chat>[0]['adapter'];
 
 /**
  * `withSandbox` middleware over the local-process provider: the container is
@@ -21,4 +27,23 @@ export async function localSandbox(request: RunnerRunRequest) {
       lifecycle: { reuse: 'none' },
     }),
   );
+}
+
+/**
+ * Runs a coding-agent adapter with `chat()` in the local sandbox and writes its
+ * stream to the runner: the part the CLI harnesses share.
+ */
+export async function pipeSandboxedAgent(ctx: HarnessContext, adapter: AgentAdapter, sessionId: string | undefined): Promise<void> {
+  const { request } = ctx;
+  const [{ chat }, sandbox] = await Promise.all([import('@tanstack/ai'), localSandbox(request)]);
+  const stream = chat({
+    adapter,
+    // Same JSON on the wire; the relay's and the adapter's `@tanstack/ai` releases only differ in type identity.
+    messages: request.messages as unknown as ModelMessage[],
+    runId: request.runId,
+    threadId: request.threadId,
+    middleware: [sandbox],
+    ...(sessionId !== undefined ? { modelOptions: { sessionId } } : {}),
+  });
+  await pipeChatStream(stream, ctx);
 }
