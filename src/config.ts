@@ -74,8 +74,24 @@ function origins(raw: string | undefined): string[] {
   return listed;
 }
 
+/**
+ * Parsed once per `env` object: the CORS, auth and route layers of one request
+ * all ask, and the bindings object lives as long as the isolate. A bad value is
+ * not cached, so it fails every request that meets it.
+ */
+const parsed = new WeakMap<RelayEnv, RelayConfig>();
+
 /** Reads and validates the configuration; a misconfiguration fails loudly instead of running with a surprise. */
 export function readConfig(env: RelayEnv): RelayConfig {
+  let config = parsed.get(env);
+  if (!config) {
+    config = parseConfig(env);
+    parsed.set(env, config);
+  }
+  return config;
+}
+
+function parseConfig(env: RelayEnv): RelayConfig {
   const harness = env.DEFAULT_HARNESS?.trim() || 'demo';
   if (!isHarnessName(harness)) {
     throw new ConfigError(`DEFAULT_HARNESS must be one of ${HARNESS_NAMES.join(', ')}; got ${JSON.stringify(harness)}.`);

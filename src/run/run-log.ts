@@ -109,7 +109,8 @@ export class RunLog {
   readonly #listeners = new Set<() => void>();
   /** Cached cursor; `undefined` until first read from storage. */
   #lastSeq: number | undefined;
-  #lastAppendAt = 0;
+  /** Epoch ms of the newest events row (0: none); `undefined` until read from storage. */
+  #lastAppendAt: number | undefined;
   /** Once the schema exists it never disappears except through `reset()`. */
   #hasSchema = false;
   /** Cached: the append path asks on every network read, and the answer changes only here. */
@@ -326,7 +327,7 @@ export class RunLog {
   /** Forgets the cached cursor, e.g. after the storage was wiped. */
   reset(): void {
     this.#lastSeq = undefined;
-    this.#lastAppendAt = 0;
+    this.#lastAppendAt = undefined;
     this.#hasSchema = false;
     this.#terminal = undefined;
     this.#rowCache = undefined;
@@ -365,7 +366,7 @@ export class RunLog {
       status: row.status,
       lastSeq: this.lastSeq,
       startedAt: row.started_at,
-      updatedAt: Math.max(row.updated_at, this.#lastAppendAt || this.#lastAppendedAt()),
+      updatedAt: Math.max(row.updated_at, this.#lastAppendAt ?? this.#lastAppendedAt()),
       ...(row.finished_at !== null ? { finishedAt: row.finished_at } : {}),
       ...(row.error !== null ? { error: parseRunError(JSON.parse(row.error)) } : {}),
     });
