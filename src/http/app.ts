@@ -11,7 +11,7 @@ import {
 } from '../protocol/index.ts';
 import { RUN_OBJECT_PATHS, type CreateRunCall } from '../run/run-object.ts';
 import { attachTokenKey, mintAttachToken } from './attach-token.ts';
-import { requireApiAccess, requireApiToken, requireCredentials, requireRunAccess, runObjectName, type AppEnv } from './auth.ts';
+import { requireApiAccess, requireApiToken, requireCredentials, requireRunAccess, runObjectName, runStub, type AppEnv } from './auth.ts';
 import { readJsonBody } from './body.ts';
 import { cors } from './cors.ts';
 import { ApiError, notFound, onError, runNotFound } from './errors.ts';
@@ -35,10 +35,6 @@ app.use('/threads', requireApiToken);
 app.use('/threads/*', requireApiToken);
 
 app.get('/health', (c) => c.json({ ok: true, auth: readConfig(c.env).apiToken === undefined ? 'off' : 'on' }));
-
-function runStub(env: RelayEnv, tenant: string | null, runId: string) {
-  return env.RUNS.get(env.RUNS.idFromName(runObjectName(tenant, runId)));
-}
 
 async function attachToken(env: RelayEnv, tenant: string | null, runId: string) {
   const config = readConfig(env);

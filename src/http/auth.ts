@@ -105,3 +105,7 @@ export function requireRunAccess(c: Context<AppEnv>, runId: string): { tenant: s
 export function runObjectName(tenant: string | null, runId: string): string {
   return tenant === null ? runId : `${tenant}/${runId}`;
 }
+
+export function runStub(env: RelayEnv, tenant: string | null, runId: string) {
+  return env.RUNS.get(env.RUNS.idFromName(runObjectName(tenant, runId)));
+}

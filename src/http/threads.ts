@@ -3,7 +3,7 @@ import type { ModelMessage } from '@tanstack/ai';
 import { readConfig, type RelayEnv } from '../config.ts';
 import { isThreadId, parseMessages } from '../protocol/index.ts';
 import type { BeginResult } from '../thread/thread-object.ts';
-import { requireApiAccess, type AppEnv } from './auth.ts';
+import { requireApiAccess, runStub, type AppEnv } from './auth.ts';
 import { ApiError } from './errors.ts';
 
 /** Thread objects are named like run objects: scoped by tenant, so one tenant never reaches another's. */
@@ -58,7 +58,12 @@ export function threadRoutes(app: Hono<AppEnv>): void {
     const threadId = requireThreadId(c.req.param('threadId'));
     const summary = await threadStub(c.env, threadObjectName(tenant, threadId)).summary();
     if (!summary) throw threadNotFound(threadId);
-    return c.json(summary);
+    // SPEC: the runs' records. A run whose storage expired (RUN_TTL_SECONDS) is
+    // listed with what the thread remembers of it.
+    const runs = await Promise.all(
+      summary.runs.map(async (run) => (await runStub(c.env, tenant, run.runId).record(run.runId)) ?? { ...run, threadId }),
+    );
+    return c.json({ threadId: summary.threadId, activeRunId: summary.activeRunId, runs });
   });
 
   app.get('/threads/:threadId/messages', async (c) => {

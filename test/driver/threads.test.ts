@@ -1,5 +1,6 @@
 import type { ModelMessage } from '@tanstack/ai';
 import { describe, expect, it } from 'vitest';
+import type { RunView } from '../../src/protocol/index.ts';
 import { isSandboxToolCall } from '../../src/thread/transcript.ts';
 import { api, createRun, settled } from '../workers/helpers.ts';
 
@@ -49,12 +50,17 @@ describe('threads, with the demo harness on the real runner', () => {
     const afterSecond = await transcript(threadId);
     expect(afterSecond.slice(0, afterFirst.length)).toEqual(afterFirst);
     expect(afterSecond.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['first question', 'second question']);
-    const summary = (await (await api(`/threads/${threadId}`)).json()) as { runs: Array<{ runId: string; status: string }>; activeRunId: string | null };
+    const summary = (await (await api(`/threads/${threadId}`)).json()) as { runs: RunView[]; activeRunId: string | null };
     expect(summary.activeRunId).toBeNull();
     expect(summary.runs.map((r) => [r.runId, r.status])).toEqual([
       [first.json.runId, 'completed'],
       [second.json.runId, 'completed'],
     ]);
+    // The runs' records, as GET /runs/:runId serves them.
+    for (const run of summary.runs) {
+      const { links: _links, ...record } = (await (await api(`/runs/${run.runId}`)).json()) as RunView & { links: unknown };
+      expect(run).toEqual(record);
+    }
   });
 
   it('refuses a second run on a busy thread with 409 thread_busy, and starts nothing', async () => {
