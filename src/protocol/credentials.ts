@@ -1,5 +1,5 @@
 import { isRunId } from './ids.ts';
-import { ProtocolError } from './record.ts';
+import { ProtocolError } from './errors.ts';
 
 /**
  * Credentials on the wire. The API takes `Authorization: Bearer <API_TOKEN>`

@@ -47,3 +47,18 @@ export const RELAY_RUN_ERROR_CODES = [
 ] as const;
 
 export type RelayRunErrorCode = (typeof RELAY_RUN_ERROR_CODES)[number];
+
+/**
+ * A plain field, not a constructor parameter property: Node runs these files
+ * with type stripping only, which rejects parameter properties.
+ */
+export class ProtocolError extends Error {
+  /** The offending field, as a dotted path (`record.lastSeq`). */
+  readonly field: string;
+
+  constructor(field: string, message: string) {
+    super(`${field}: ${message}`);
+    this.field = field;
+    this.name = 'ProtocolError';
+  }
+}

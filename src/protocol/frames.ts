@@ -1,5 +1,6 @@
 import type { StreamChunk } from '@tanstack/ai';
-import { ProtocolError, parseRunView, type RunView } from './record.ts';
+import { ProtocolError } from './errors.ts';
+import { parseRunView, type RunView } from './record.ts';
 import { isObject } from './json.ts';
 
 /**

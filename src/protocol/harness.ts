@@ -1,4 +1,4 @@
-import { ProtocolError } from './record.ts';
+import { ProtocolError } from './errors.ts';
 import { isObject } from './json.ts';
 
 /** The harnesses a runner can host. The type is derived from the list so the two cannot drift. */

@@ -1,5 +1,5 @@
 import type { ModelMessage } from '@tanstack/ai';
-import { ProtocolError } from './record.ts';
+import { ProtocolError } from './errors.ts';
 import { isObject } from './json.ts';
 
 const ROLES = ['user', 'assistant', 'tool', 'system'] as const;

@@ -1,4 +1,5 @@
 import type { RunError, RunRecord } from '@tanstack/ai';
+import { ProtocolError } from './errors.ts';
 import { isObject } from './json.ts';
 
 /**
@@ -16,20 +17,6 @@ export function isRelayRunStatus(value: unknown): value is RelayRunStatus {
   return typeof value === 'string' && (RUN_STATUSES as readonly string[]).includes(value);
 }
 
-/**
- * A plain field, not a constructor parameter property: Node runs these files
- * with type stripping only, which rejects parameter properties.
- */
-export class ProtocolError extends Error {
-  /** The offending field, as a dotted path (`record.lastSeq`). */
-  readonly field: string;
-
-  constructor(field: string, message: string) {
-    super(`${field}: ${message}`);
-    this.field = field;
-    this.name = 'ProtocolError';
-  }
-}
 
 function requireInt(obj: Record<string, unknown>, key: string, path: string, min: number): number {
   const value = obj[key];

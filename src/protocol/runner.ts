@@ -1,6 +1,6 @@
 import type { ApiErrorCode } from './errors.ts';
 import { isHarnessName, type HarnessName } from './harness.ts';
-import { ProtocolError } from './record.ts';
+import { ProtocolError } from './errors.ts';
 import { isObject } from './json.ts';
 
 /**

@@ -2,7 +2,7 @@ import type { ModelMessage } from '@tanstack/ai';
 import { HARNESS_NAMES, isHarnessName, parseHarnessOptions, type HarnessName } from './harness.ts';
 import { THREAD_ID_PATTERN, isRunId, isThreadId } from './ids.ts';
 import { parseMessages } from './messages.ts';
-import { ProtocolError } from './record.ts';
+import { ProtocolError } from './errors.ts';
 import { isObject } from './json.ts';
 
 /** SPEC: a `POST /runs` body is at most 1 MiB. */
