@@ -4,10 +4,13 @@ import { faultProxy } from './test/support/fault-proxy.ts';
 import { quietRunner } from './test/support/quiet-runner.ts';
 import { recordingRunner } from './test/support/recording-runner.ts';
 import { sqlText } from './test/support/sql-text.ts';
+import { ignoreKnownUnhandled } from './test/support/known-unhandled.ts';
+import { SANDBOX_PROJECT_VARS } from './test/support/sandbox-vars.ts';
 
 export default defineConfig({
   test: {
     reporters: ['default', './test/support/summary-reporter.ts'],
+    onUnhandledError: ignoreKnownUnhandled,
     projects: [
       {
         // The log, the tails and the API in workerd, fed by the tests through
@@ -59,6 +62,28 @@ export default defineConfig({
           })),
         ],
         test: { name: 'driver', include: ['test/driver/**/*.test.ts'], globalSetup: ['test/support/runner-setup.ts'] },
+      },
+      {
+        // The deployed path: the real @cloudflare/sandbox Sandbox object (its
+        // ctx.container a stand-in that starts real processes through the
+        // global setup's container host), a control-server double, and the
+        // real runner started by startProcess. RUNNER_URL is unset.
+        plugins: [
+          sqlText(),
+          cloudflareTest(({ inject }) => ({
+            main: './test/sandbox/worker.ts',
+            wrangler: { configPath: './wrangler.toml' },
+            miniflare: { bindings: { ...SANDBOX_PROJECT_VARS, CONTAINER_HOST_URL: inject('containerHostUrl') } },
+          })),
+        ],
+        test: {
+          name: 'sandbox',
+          include: ['test/sandbox/**/*.test.ts'],
+          globalSetup: ['test/support/sandbox-setup.ts'],
+          // One file at a time: the files share the host's max_instances.
+          fileParallelism: false,
+          testTimeout: 60_000,
+        },
       },
       {
         // The runner program in Node: real server, real harness processes.

@@ -5,4 +5,4 @@ export { ThreadObject } from './thread/thread-object.ts';
 
 export default app;
 // The container class behind the `Sandbox` binding (wrangler.toml `[[containers]]`).
-export { Sandbox } from '@cloudflare/sandbox';
+export { Sandbox } from './runner/sandbox-object.ts';

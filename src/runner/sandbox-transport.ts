@@ -1,5 +1,7 @@
-import { getSandbox, type Process, type Sandbox } from '@cloudflare/sandbox';
+import { getSandbox, type Process } from '@cloudflare/sandbox';
 import type { RunnerRunRequest } from '../protocol/index.ts';
+import { admitContainer } from './container-admission.ts';
+import type { Sandbox } from './sandbox-object.ts';
 import type { RunnerTransport } from './transport.ts';
 
 /**
@@ -83,7 +85,9 @@ export function sandboxTransport(namespace: DurableObjectNamespace<Sandbox>, opt
       // SDK's server on port 3000. `containerFetch(…, port)` on a cold
       // container would instead wait (up to 90 s) for the runner's port,
       // which nothing has opened yet (Sandbox.containerFetch →
-      // startAndWaitForPorts({ ports: port })).
+      // startAndWaitForPorts({ ports: port })). A start the platform refuses
+      // (max_instances) fails here at once, not after the SDK's 2-minute retries.
+      await admitContainer(sandbox, id);
       runner = await sandbox.getProcess(RUNNER_PROCESS_ID);
       if (!runner || !isLive(runner.status)) {
         // A runner started under a record another caller overwrote still answers.
@@ -163,9 +167,12 @@ export function sandboxTransport(namespace: DurableObjectNamespace<Sandbox>, opt
     },
     async cancel(runId: string) {
       const { id, sandbox } = open(runId);
-      // Never boot a container just to cancel: a stopped one runs nothing.
-      const state = await sandbox.getState();
-      if (state.status === 'stopped' || state.status === 'stopped_with_code') {
+      // Never boot a container just to cancel: a stopped one runs nothing. The
+      // stored state (getState) can be stale — still "healthy" after the
+      // container ended while this object was away — and any call that
+      // reaches the container would then boot an empty one, so ask workerd's
+      // own flag, the check the SDK makes itself (sandbox-object.ts).
+      if (!(await sandbox.isContainerRunning())) {
         throw new Error(`sandbox ${id} is not running, so no harness runs there to cancel`);
       }
       const request = runnerRequest(`/runs/${encodeURIComponent(runId)}/cancel`, { method: 'POST' });

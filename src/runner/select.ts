@@ -1,4 +1,4 @@
-import type { Sandbox } from '@cloudflare/sandbox';
+import type { Sandbox } from './sandbox-object.ts';
 import type { RelayConfig, RelayEnv } from '../config.ts';
 import { httpTransport } from './http-transport.ts';
 import { sandboxTransport } from './sandbox-transport.ts';

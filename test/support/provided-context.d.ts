@@ -3,6 +3,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** Base URL of the real runner started for the driver tests. */
     runnerUrl: string;
+    /** Base URL of the container host behind the sandbox project's stand-in for ctx.container. */
+    containerHostUrl: string;
   }
 }
 
