@@ -1,15 +1,15 @@
 /**
- * The Worker of the `sandbox` project: the real app, the real RunObject and
- * ThreadObject, and the real Sandbox class whose `ctx.container` is the
+ * The Worker of the `sandbox` project: the real app and Durable Objects
+ * (RunObject, ThreadObject, …), and the real Sandbox class whose `ctx.container` is the
  * stand-in (workerd has no containers here, and lets the property be
  * assigned before the SDK's constructor reads it).
  */
-import app from '../../src/index.ts';
 import { Sandbox as RelaySandbox } from '../../src/runner/sandbox-object.ts';
 import { containerStandIn } from './container-standin.ts';
 
-export { RunObject, ThreadObject } from '../../src/index.ts';
-export default app;
+// Every Durable Object the Worker exports, as it grows; the local Sandbox below shadows the SDK's.
+export * from '../../src/index.ts';
+export { default } from '../../src/index.ts';
 
 interface StandInEnv {
   CONTAINER_HOST_URL: string;
