@@ -1,8 +1,16 @@
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { HARNESS_NAMES, type HarnessName, type RunnerRunRequest } from '../../src/protocol/index.ts';
-import { parseChatOptions, resolveChatProvider } from './harness-options.ts';
+import {
+  CHAT_PROVIDERS,
+  HARNESS_NAMES,
+  resolveChatProvider,
+  type ChatOptions,
+  type ChatProvider,
+  type HarnessName,
+  type RunnerHealth,
+  type RunnerRunRequest,
+} from '../../src/protocol/index.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -88,20 +96,39 @@ export function checkHarness(harness: HarnessName, env: Env, request?: Pick<Runn
         ...needsPackages(['@tanstack/ai-codex', '@tanstack/ai-sandbox-local-process']),
       ]);
     case 'chat': {
-      const provider = resolveChatProvider(request?.model, parseChatOptions(request?.harnessOptions), env);
-      return provider === 'anthropic'
-        ? missing(harness, [...needsKey(['ANTHROPIC_API_KEY'], env), ...needsPackages(['@tanstack/ai-anthropic'])])
-        : missing(harness, [...needsKey(['OPENAI_API_KEY'], env), ...needsPackages(['@tanstack/ai-openai'])]);
+      const provider = resolveChatProvider(request?.model, (request?.harnessOptions ?? {}) as ChatOptions, (p) => chatProviderReady(p, env));
+      return chatProviderCheck(provider, env);
     }
   }
 }
 
-/** For `GET /health`: `chat` counts when either provider could run. */
-export function availableHarnesses(env: Env): HarnessName[] {
-  return HARNESS_NAMES.filter((name) => {
-    if (name !== 'chat') return checkHarness(name, env).ok;
-    return CHAT_PROBES.some((provider) => checkHarness('chat', env, { harnessOptions: { provider } }).ok);
-  });
+function chatProviderCheck(provider: ChatProvider, env: Env): Availability {
+  return provider === 'anthropic'
+    ? missing('chat', [...needsKey(['ANTHROPIC_API_KEY'], env), ...needsPackages(['@tanstack/ai-anthropic'])])
+    : missing('chat', [...needsKey(['OPENAI_API_KEY'], env), ...needsPackages(['@tanstack/ai-openai'])]);
 }
 
-const CHAT_PROBES = ['anthropic', 'openai'] as const;
+function chatProviderReady(provider: ChatProvider, env: Env): boolean {
+  return chatProviderCheck(provider, env).ok;
+}
+
+/**
+ * `GET /health`: what can run here and, for the rest, why not. The reasons
+ * name a missing CLI, package or variable, never a value, so the Worker's
+ * preflight can answer `harness_unavailable` with them.
+ */
+export function runnerHealth(env: Env): RunnerHealth {
+  const chatProviders = CHAT_PROVIDERS.filter((provider) => chatProviderReady(provider, env));
+  const health: RunnerHealth = { ok: true, harnesses: [], chatProviders, unavailable: {} };
+  for (const name of HARNESS_NAMES) {
+    const check = name === 'chat' ? (chatProviders.length > 0 ? { ok: true as const } : chatProviderCheck('anthropic', env)) : checkHarness(name, env);
+    if (check.ok) health.harnesses.push(name);
+    else health.unavailable[name] = check.reason;
+  }
+  return health;
+}
+
+/** The harnesses `GET /health` lists. */
+export function availableHarnesses(env: Env): HarnessName[] {
+  return runnerHealth(env).harnesses;
+}

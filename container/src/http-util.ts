@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { runnerErrorBody, type ApiErrorCode, type RunnerErrorCode } from '../../src/protocol/index.ts';
+import { parseTrustedJson, runnerErrorBody, type ApiErrorCode, type RunnerErrorCode } from '../../src/protocol/index.ts';
 
 /** A request the runner refuses before any stream starts: answered as `{"error": {code, message}}`. */
 export class HttpError extends Error {
@@ -59,7 +59,8 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
   const text = Buffer.concat(parts).toString('utf8');
   if (text.trim() === '') throw new HttpError(400, 'invalid_json', 'The body is empty; send the run request as JSON.');
   try {
-    return JSON.parse(text) as unknown;
+    // Null-prototype objects; the run request's parser then reads own fields only and refuses reserved keys where it must.
+    return parseTrustedJson(text, 'body');
   } catch {
     throw new HttpError(400, 'invalid_json', 'The body is not valid JSON.');
   }

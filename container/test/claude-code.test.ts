@@ -35,7 +35,7 @@ function expectNoKey(chunks: readonly Chunk[], logs: readonly string[]): void {
 
 describe('the claude-code harness (fake claude CLI on PATH)', () => {
   it('is listed by /health once the CLI and the key are there', async () => {
-    expect((await json(`${runner.url}/health`)).body).toEqual({ ok: true, harnesses: ['demo', 'claude-code', 'chat'] });
+    expect((await json(`${runner.url}/health`)).body).toMatchObject({ ok: true, harnesses: ['demo', 'claude-code', 'chat'] });
   });
 
   it('streams the CLI run as AG-UI chunks and never leaks the key', async () => {

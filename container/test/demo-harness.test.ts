@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_DEFAULTS, RUNNER_RUN_STATE_HEADER, type DemoOptions } from '../../src/protocol/index.ts';
+import { DEMO_DEFAULTS, DEMO_OVERHEAD_EVENTS, RUNNER_RUN_STATE_HEADER, type DemoOptions } from '../../src/protocol/index.ts';
 import { demoPrompt, demoScript, demoText } from '../src/harnesses/demo-script.ts';
 import { json, runBody, runId, startTestRunner, stream, withoutTimestamps, type Chunk, type TestRunner } from './helpers.ts';
 
@@ -89,7 +89,8 @@ describe('the demo harness', () => {
   it('streams a large fast run completely and in order', async () => {
     const { id, chunks, end } = await run({ chunks: 20_000, chunkBytes: 16, delayMs: 0 });
     expect(end).toBe('end');
-    expect(chunks).toHaveLength(20_000 + 19);
+    // The API bounds a demo run with this count (requireDemoWithinBudget).
+    expect(chunks).toHaveLength(20_000 + DEMO_OVERHEAD_EVENTS);
     expect(textOf(chunks, `${id}-text-1`)).toBe(demoText(demoPrompt([{ role: 'user', content: PROMPT }]), 20_000, 16));
   });
 

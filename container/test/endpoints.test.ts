@@ -15,7 +15,12 @@ describe('GET /health', () => {
   it('lists only the harnesses this machine can run', async () => {
     const answer = await json(`${runner.url}/health`);
     expect(answer.status).toBe(200);
-    expect(answer.body).toEqual({ ok: true, harnesses: ['demo'] });
+    const health = answer.body as { harnesses: string[]; chatProviders: string[]; unavailable: Record<string, string> };
+    expect(health).toMatchObject({ ok: true, harnesses: ['demo'], chatProviders: [] });
+    // Why each other harness cannot run, naming what is missing and never a value.
+    expect(Object.keys(health.unavailable).sort()).toEqual(['chat', 'claude-code', 'codex']);
+    expect(health.unavailable['claude-code']).toContain('`claude` CLI is not on PATH');
+    expect(health.unavailable.chat).toContain('ANTHROPIC_API_KEY');
   });
 });
 
@@ -30,7 +35,8 @@ describe('POST /run with a bad body', () => {
     ['a bad role', runBody('r_bad_role', { messages: [{ role: 'robot', content: 'x' }] }), 'invalid_body', 'messages[0].role'],
     ['an unknown demo option', runBody('r_bad_opt', { harnessOptions: { chunkz: 3 } }), 'invalid_body', 'harnessOptions.chunkz'],
     ['a demo option out of range', runBody('r_bad_range', { harnessOptions: { chunks: -1 } }), 'invalid_body', 'harnessOptions.chunks'],
-    ['a relative workspace', runBody('r_bad_ws', { workspace: 'tmp/x' }), 'invalid_body', 'workspace'],
+    ['no tenant', { ...runBody('r_no_tenant'), tenant: undefined }, 'invalid_body', 'tenant'],
+    ['an empty tenant', runBody('r_empty_tenant', { tenant: '' }), 'invalid_body', 'tenant'],
     ['an unknown claude-code option', runBody('r_bad_cc', { harness: 'claude-code', harnessOptions: { turbo: true } }), 'invalid_body', 'harnessOptions.turbo'],
     ['an unknown harness', runBody('r_unknown', { harness: 'gemini' }), 'unknown_harness', 'harness'],
   ])('answers 400 for %s, naming the problem', async (_label, body, code, mention) => {
@@ -76,7 +82,9 @@ describe('harness availability', () => {
       expect(answer.status).toBe(400);
       expect(errorOf(answer.body).message).toContain('`claude` CLI is not on PATH');
       expect(errorOf(answer.body).message).not.toContain('ANTHROPIC_API_KEY');
-      expect((await json(`${keyed.url}/health`)).body).toEqual({ ok: true, harnesses: ['demo', 'chat'] });
+      const health = (await json(`${keyed.url}/health`)).body as Record<string, unknown>;
+      expect(health).toMatchObject({ ok: true, harnesses: ['demo', 'chat'], chatProviders: ['anthropic'] });
+      expect(JSON.stringify(health)).not.toContain('sk-ant-test-key-123456');
     } finally {
       await keyed.close();
     }

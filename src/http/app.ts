@@ -1,19 +1,27 @@
 import { Hono } from 'hono';
-import { readConfig, type RelayEnv } from '../config.ts';
+import { readConfig, type RelayConfig, type RelayEnv } from '../config.ts';
 import {
+  HarnessOptionsError,
   isRunId,
+  OptionNotAllowedError,
   parseCreateRunBody,
+  parseDemoOptions,
+  requireDemoWithinBudget,
   parseSeqCursor,
   ProtocolError,
+  toRpcValue,
   UnknownHarnessError,
+  type CreateRunInput,
   type RunView,
   type RunnerRunRequest,
 } from '../protocol/index.ts';
 import { RUN_OBJECT_PATHS, type CreateRunCall } from '../run/run-object.ts';
 import { attachTokenKey, mintAttachToken } from './attach-token.ts';
 import { requireApiAccess, requireApiToken, requireCredentials, requireRunAccess, runObjectName, runStub, type AppEnv } from './auth.ts';
-import { readJsonBody } from './body.ts';
+import { limitBody, readJsonBody } from './body.ts';
 import { cors } from './cors.ts';
+import { requireHarnessAvailable } from './preflight.ts';
+import { requireJsonBody, requireLoopbackHostWhenOpen, requireTrustedOrigin } from './request-guards.ts';
 import { ApiError, notFound, onError, runNotFound } from './errors.ts';
 import { canonicalJson, isIdempotencyKey, newRunId, runIdForKey, sha256Hex } from './ids.ts';
 import { withSubprotocol } from './subprotocol.ts';
@@ -24,8 +32,13 @@ export const app = new Hono<AppEnv>();
 app.onError(onError);
 app.notFound(notFound);
 
-// Middleware first: Hono runs handlers in registration order.
+// Middleware first: Hono runs handlers in registration order. The host and
+// origin guards come before CORS and credentials: a rebound or cross-site
+// request is refused before anything reads it.
+app.use('*', requireLoopbackHostWhenOpen);
 app.use('*', cors);
+app.use('*', requireTrustedOrigin);
+app.use('*', requireJsonBody);
 for (const prefix of ['/runs', '/threads']) {
   app.use(prefix, requireCredentials);
   app.use(`${prefix}/*`, requireCredentials);
@@ -66,37 +79,63 @@ function requireFromSeq(url: URL, lastEventId?: string | null): number {
   return fromSeq;
 }
 
-app.post('/runs', async (c) => {
+/** A body error as the API names it: which rule it broke decides the code. */
+function createRunError(error: unknown): unknown {
+  if (error instanceof UnknownHarnessError) return new ApiError(400, 'unknown_harness', error.message);
+  if (error instanceof OptionNotAllowedError) return new ApiError(400, 'option_not_allowed', error.message);
+  if (error instanceof HarnessOptionsError) return new ApiError(400, 'invalid_harness_options', error.message);
+  if (error instanceof ProtocolError) return new ApiError(400, 'invalid_body', error.message);
+  return error;
+}
+
+/** The operator's `DEFAULT_HARNESS_OPTIONS` under the caller's: the runner always gets an explicit mode. */
+function withHarnessDefaults(input: CreateRunInput, defaults: RelayConfig['defaultHarnessOptions']): CreateRunInput {
+  const base = defaults[input.harness];
+  if (base === undefined) return input;
+  return { ...input, harnessOptions: { ...base, ...input.harnessOptions } };
+}
+
+app.post('/runs', limitBody(), async (c) => {
   const { tenant } = requireApiAccess(c);
   const key = c.req.header('idempotency-key');
   if (key !== undefined && !isIdempotencyKey(key)) {
     throw new ApiError(400, 'bad_request', 'Idempotency-Key must be 1 to 255 visible ASCII characters.');
   }
   const config = readConfig(c.env);
-  let input;
+  let asked: CreateRunInput;
   try {
-    input = parseCreateRunBody(await readJsonBody(c.req.raw), config.defaultHarness);
+    asked = parseCreateRunBody(await readJsonBody(c), { defaultHarness: config.defaultHarness, allowUnsafe: config.allowUnsafeHarnessOptions });
   } catch (error) {
-    if (error instanceof UnknownHarnessError) throw new ApiError(400, 'unknown_harness', error.message);
-    if (error instanceof ProtocolError) throw new ApiError(400, 'invalid_body', error.message);
-    throw error;
+    throw createRunError(error);
+  }
+  // What the caller asked decides idempotency; the operator's defaults may change between retries.
+  const requestHash = await sha256Hex(canonicalJson(asked));
+  const input = withHarnessDefaults(asked, config.defaultHarnessOptions);
+  if (input.harness === 'demo') {
+    try {
+      requireDemoWithinBudget(parseDemoOptions(input.harnessOptions), config.limits);
+    } catch (error) {
+      throw createRunError(error);
+    }
   }
   const runId = key === undefined ? newRunId() : await runIdForKey(key, tenant);
   const threadId = input.threadId ?? runId;
-  const requestHash = await sha256Hex(canonicalJson(input));
   const stub = runStub(c.env, tenant, runId);
   // A retry (same Idempotency-Key) goes straight to its run: it is not a new turn.
   const retry = key !== undefined && (await stub.record(runId)) !== null;
   let call: CreateRunCall;
   if (retry) {
-    call = { runId, threadId, requestHash, request: { ...input, runId, threadId } };
+    call = { runId, threadId, requestHash, request: { ...input, runId, threadId, tenant } };
   } else {
-    const turn = await beginTurn(c.env, { tenant, threadId, runId, runKey: runObjectName(tenant, runId), userMessages: input.messages });
-    // The runner gets the thread so far (harness tool calls it already ran stripped) and the new turn.
-    const request: RunnerRunRequest = { ...input, runId, threadId, messages: [...turn.history, ...input.messages] };
-    call = { runId, threadId, requestHash, request, threadKey: turn.threadKey, sandboxId: turn.sandboxId };
+    await requireHarnessAvailable(input, c.env, config);
+    const turn = await beginTurn(c.env, { tenant, threadId, runId, runKey: runObjectName(tenant, runId), userMessages: toRpcValue(input.messages) });
+    // The run stores only its own turn (the thread keeps the transcript once); the runner
+    // gets the thread so far, harness tool calls it already ran stripped, before it.
+    const request: RunnerRunRequest = { ...input, runId, threadId, tenant };
+    call = { runId, threadId, requestHash, request, history: turn.history, threadKey: turn.threadKey, sandboxId: turn.sandboxId };
   }
-  const result = await stub.create(call);
+  const result = await stub.create(toRpcValue(call));
+  if (result.kind === 'unreadable') throw new ApiError(409, 'run_unreadable', result.reason);
   if (result.kind === 'conflict') {
     throw new ApiError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with a different body. Use a new key for a new run.');
   }
@@ -108,17 +147,20 @@ app.post('/runs', async (c) => {
 app.get('/runs/:runId', async (c) => {
   const runId = requireRunId(c.req.param('runId'));
   const { tenant } = requireRunAccess(c, runId);
-  const record = await runStub(c.env, tenant, runId).record(runId);
-  if (!record) throw runNotFound(runId);
-  return c.json(runBody(record));
+  // A client following the run: a live run with no pump (the object restarted) reattaches now.
+  const found = await runStub(c.env, tenant, runId).ensureDriving(runId);
+  if (found.kind === 'unreadable') throw new ApiError(410, 'run_unreadable', found.reason);
+  if (found.kind === 'missing') throw runNotFound(runId);
+  return c.json(runBody(found.record));
 });
 
 app.post('/runs/:runId/cancel', async (c) => {
   const runId = requireRunId(c.req.param('runId'));
   const { tenant } = requireApiAccess(c);
-  const record = await runStub(c.env, tenant, runId).cancel(runId);
-  if (!record) throw runNotFound(runId);
-  return c.json(runBody(record));
+  const found = await runStub(c.env, tenant, runId).cancel(runId);
+  if (found.kind === 'unreadable') throw new ApiError(409, 'run_unreadable', found.reason);
+  if (found.kind === 'missing') throw runNotFound(runId);
+  return c.json(runBody(found.record));
 });
 
 app.post('/runs/:runId/attach-token', async (c) => {

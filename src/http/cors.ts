@@ -1,7 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import { readConfig } from '../config.ts';
 import type { AppEnv } from './auth.ts';
-import { ApiError } from './errors.ts';
 
 /**
  * Cross-origin policy: `ALLOWED_ORIGINS` lists exact origins; nothing else is
@@ -35,12 +34,6 @@ export const cors: MiddlewareHandler<AppEnv> = async (c, next) => {
       headers.set('access-control-max-age', String(PREFLIGHT_MAX_AGE_SECONDS));
     }
     return new Response(null, { status: 204, headers });
-  }
-  // Browsers apply no CORS to WebSockets but do send Origin: this is the only
-  // check that stops a foreign page from opening a tail. The relay's own
-  // origin (the demo page it serves) is always allowed.
-  if (c.req.header('upgrade')?.toLowerCase() === 'websocket' && origin !== undefined && allowedOrigins.length > 0 && !allowed && origin !== new URL(c.req.url).origin) {
-    throw new ApiError(403, 'forbidden_origin', `WebSocket connections from ${origin} are not allowed; add it to ALLOWED_ORIGINS to allow it.`);
   }
   await next();
   const res = c.res;

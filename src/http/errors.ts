@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ConfigError } from '../config.ts';
 import { apiErrorBody, type ApiErrorCode } from '../protocol/index.ts';
@@ -26,6 +27,10 @@ export function errorResponse(status: ContentfulStatusCode, code: ApiErrorCode, 
 
 export function onError(error: Error, c: Context): Response {
   if (error instanceof ApiError) return errorResponse(error.status, error.code, error.message, error.headers);
+  // A Hono middleware's own refusal, in this API's JSON shape rather than its plain text.
+  if (error instanceof HTTPException && error.status < 500) {
+    return errorResponse(error.status, error.status === 413 ? 'payload_too_large' : 'bad_request', error.message || `The request was refused (${error.status}).`);
+  }
   // The path, never the query string: it may carry an attach token.
   console.error(`${c.req.method} ${new URL(c.req.url).pathname} failed:`, error);
   // The owner's configuration is wrong: say which variable, so they can fix it.

@@ -1,5 +1,6 @@
 import { isRunId } from './ids.ts';
 import { ProtocolError } from './errors.ts';
+import { ownRecord } from './json.ts';
 
 /**
  * Credentials on the wire. The API takes `Authorization: Bearer <API_TOKEN>`
@@ -55,8 +56,7 @@ export interface AttachTokenResponse {
 }
 
 export function parseAttachTokenPayload(value: unknown): AttachTokenPayload {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ProtocolError('token', 'expected a JSON object');
-  const { v, run, tenant, exp } = value as Record<string, unknown>;
+  const { v, run, tenant, exp } = ownRecord(value, 'token');
   if (v !== 1) throw new ProtocolError('token.v', 'expected 1');
   if (!isRunId(run)) throw new ProtocolError('token.run', 'expected a run id');
   if (tenant !== null && !isTenant(tenant)) throw new ProtocolError('token.tenant', `expected null or a string matching ${TENANT_PATTERN}`);

@@ -1,7 +1,7 @@
 import type { StreamChunk } from '@tanstack/ai';
 import { ProtocolError } from './errors.ts';
 import { parseRunView, type RunView } from './record.ts';
-import { isObject } from './json.ts';
+import { isObject, ownRecord } from './json.ts';
 
 /**
  * Tail frames: what a WebSocket message, an NDJSON line or an SSE event
@@ -57,11 +57,11 @@ export function isStatusFrame(frame: TailFrame): frame is StatusFrame {
 
 /** A chunk is an object with a string `type`; its fields are the harness's business. */
 export function isStreamChunk(value: unknown): value is StreamChunk {
-  return isObject(value) && typeof value.type === 'string' && value.type !== '';
+  return isObject(value) && Object.hasOwn(value, 'type') && typeof value.type === 'string' && value.type !== '';
 }
 
-export function parseTailFrame(value: unknown): TailFrame {
-  if (!isObject(value)) throw new ProtocolError('frame', 'expected an object');
+export function parseTailFrame(input: unknown): TailFrame {
+  const value = ownRecord(input, 'frame');
   if (value.type === 'status') return statusFrame(parseRunView(value.record, 'frame.record'));
   const seq = value.seq;
   if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0) throw new ProtocolError('frame.seq', 'expected an integer >= 0');
@@ -69,8 +69,14 @@ export function parseTailFrame(value: unknown): TailFrame {
   return eventFrame(seq, value.chunk);
 }
 
-export function parseClientFrame(value: unknown): ClientFrame | null {
-  if (!isObject(value) || value.type !== 'abort') return null;
+export function parseClientFrame(input: unknown): ClientFrame | null {
+  let value: Record<string, unknown>;
+  try {
+    value = ownRecord(input, 'frame');
+  } catch {
+    return null;
+  }
+  if (value.type !== 'abort') return null;
   return value.runId === undefined || typeof value.runId !== 'string' ? { type: 'abort' } : { type: 'abort', runId: value.runId };
 }
 

@@ -116,3 +116,12 @@ export function parseTrustedJson(text: string, path = 'value'): unknown {
 export function sanitizeTrusted(value: unknown, path = 'value'): unknown {
   return sanitizeJson(value, path, TRUSTED_SHAPE);
 }
+
+/**
+ * A plain-object copy for a Durable Object RPC: workerd's structured clone
+ * refuses null-prototype objects ("Could not serialize object of type
+ * Object"). Only for values that were parsed above, so every key is data.
+ */
+export function toRpcValue<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+}

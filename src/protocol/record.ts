@@ -1,6 +1,6 @@
 import type { RunError, RunRecord } from '@tanstack/ai';
 import { ProtocolError } from './errors.ts';
-import { isObject } from './json.ts';
+import { isObject, ownRecord } from './json.ts';
 
 /**
  * The run record as the API serves it: core's `RunRecord` plus the log's
@@ -33,16 +33,17 @@ function requireString(obj: Record<string, unknown>, key: string, path: string):
 }
 
 export function parseRunError(value: unknown, path = 'error'): RunError {
-  if (!isObject(value) || typeof value.message !== 'string') {
+  const error = isObject(value) ? ownRecord(value, path) : undefined;
+  if (error === undefined || typeof error.message !== 'string') {
     throw new ProtocolError(path, 'expected {message, code?}');
   }
-  if (value.code !== undefined && typeof value.code !== 'string') throw new ProtocolError(`${path}.code`, 'expected a string');
-  return value.code === undefined ? { message: value.message } : { message: value.message, code: value.code };
+  if (error.code !== undefined && typeof error.code !== 'string') throw new ProtocolError(`${path}.code`, 'expected a string');
+  return error.code === undefined ? { message: error.message } : { message: error.message, code: error.code };
 }
 
 /** Parse, don't cast: validates a record arriving from storage, RPC or the wire. */
-export function parseRunView(value: unknown, path = 'record'): RunView {
-  if (!isObject(value)) throw new ProtocolError(path, 'expected an object');
+export function parseRunView(input: unknown, path = 'record'): RunView {
+  const value = ownRecord(input, path);
   const status = value.status;
   if (!isRelayRunStatus(status)) throw new ProtocolError(`${path}.status`, `expected one of ${RUN_STATUSES.join(', ')}`);
   const view: RunView = {

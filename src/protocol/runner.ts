@@ -1,7 +1,7 @@
 import type { ApiErrorCode } from './errors.ts';
-import { isHarnessName, type HarnessName } from './harness.ts';
+import { CHAT_PROVIDERS, isHarnessName, type ChatProvider, type HarnessName } from './harness.ts';
 import { ProtocolError } from './errors.ts';
-import { isObject } from './json.ts';
+import { ownRecord } from './json.ts';
 
 /**
  * The runner's own answers besides the NDJSON stream (see `RunnerRunRequest`
@@ -23,7 +23,13 @@ export type RunnerRunState = (typeof RUNNER_RUN_STATES)[number];
  */
 export const RUNNER_MAX_LINE_BYTES = 1_048_576;
 
-/** On every stream answer (`POST /run`, `GET /runs/:runId/stream`): the run's state when the answer started. */
+/**
+ * On every stream answer (`POST /run`, `GET /runs/:runId/stream`): the run's
+ * state when the answer started. Once it is not `running`, the stream holds
+ * every line the harness will write, so the relay tells a dead harness (the
+ * stream ends with no terminal chunk) from a dropped connection without
+ * reattaching once more.
+ */
 export const RUNNER_RUN_STATE_HEADER = 'x-runner-run-state';
 
 /** `GET /runs/:runId` and `POST /runs/:runId/cancel`. `lastSeq` is `-1` before the first line. */
@@ -39,10 +45,37 @@ export interface RunnerRunStatus {
   endedAt?: number;
 }
 
-/** `GET /health`: the harnesses this runner can start right now (CLI and key present). */
+/**
+ * `GET /health`: which harnesses this runner can start right now (CLI, key
+ * and adapter package present), and for the others why not. A reason names
+ * what is missing (a CLI, a variable), never a value; no run is listed.
+ */
 export interface RunnerHealth {
   ok: true;
   harnesses: HarnessName[];
+  /** The `chat` harness's providers whose key this runner has. */
+  chatProviders: ChatProvider[];
+  unavailable: Partial<Record<HarnessName, string>>;
+}
+
+/** Parse, don't cast: a runner's health answer as the Worker's preflight reads it. */
+export function parseRunnerHealth(value: unknown): RunnerHealth {
+  const body = ownRecord(value, 'health');
+  if (body.ok !== true) throw new ProtocolError('health.ok', 'expected true');
+  const list = <T>(raw: unknown, field: string, is: (item: unknown) => item is T): T[] => {
+    if (!Array.isArray(raw) || !raw.every(is)) throw new ProtocolError(`health.${field}`, 'expected an array of names');
+    return raw;
+  };
+  const unavailable: Partial<Record<HarnessName, string>> = Object.create(null);
+  for (const [name, reason] of Object.entries(ownRecord(body.unavailable ?? {}, 'health.unavailable'))) {
+    if (isHarnessName(name) && typeof reason === 'string') unavailable[name] = reason;
+  }
+  return {
+    ok: true,
+    harnesses: list(body.harnesses, 'harnesses', isHarnessName),
+    chatProviders: list(body.chatProviders ?? [], 'chatProviders', (item): item is ChatProvider => (CHAT_PROVIDERS as readonly unknown[]).includes(item)),
+    unavailable,
+  };
 }
 
 /** Codes only the runner answers with; its other errors use `ApiErrorCode`. */
@@ -59,30 +92,4 @@ export function runnerErrorBody(code: ApiErrorCode | RunnerErrorCode, message: s
 
 export function isRunnerRunState(value: unknown): value is RunnerRunState {
   return typeof value === 'string' && (RUNNER_RUN_STATES as readonly string[]).includes(value);
-}
-
-function requireInt(value: unknown, field: string, min: number): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) throw new ProtocolError(field, `expected an integer >= ${min}`);
-  return value;
-}
-
-/** Parse, don't cast: a runner status as the relay receives it. */
-export function parseRunnerRunStatus(value: unknown, path = 'status'): RunnerRunStatus {
-  if (!isObject(value)) throw new ProtocolError(path, 'expected an object');
-  const { runId, threadId, harness, state, pid, endedAt } = value;
-  if (typeof runId !== 'string' || runId === '') throw new ProtocolError(`${path}.runId`, 'expected a non-empty string');
-  if (typeof threadId !== 'string' || threadId === '') throw new ProtocolError(`${path}.threadId`, 'expected a non-empty string');
-  if (!isHarnessName(harness)) throw new ProtocolError(`${path}.harness`, 'expected a harness name');
-  if (!isRunnerRunState(state)) throw new ProtocolError(`${path}.state`, `expected one of ${RUNNER_RUN_STATES.join(', ')}`);
-  const status: RunnerRunStatus = {
-    runId,
-    threadId,
-    harness,
-    state,
-    lastSeq: requireInt(value.lastSeq, `${path}.lastSeq`, -1),
-    pid: pid === null ? null : requireInt(pid, `${path}.pid`, 1),
-    startedAt: requireInt(value.startedAt, `${path}.startedAt`, 0),
-  };
-  if (endedAt !== undefined) status.endedAt = requireInt(endedAt, `${path}.endedAt`, 0);
-  return status;
 }

@@ -1,9 +1,9 @@
 import type { ModelMessage } from '@tanstack/ai';
-import { HARNESS_NAMES, isHarnessName, parseHarnessOptions, type HarnessName } from './harness.ts';
+import { HARNESS_NAMES, isHarnessName, parseHarnessOptions, type HarnessName, type ParseOptionsPolicy } from './harness.ts';
 import { THREAD_ID_PATTERN, isRunId, isThreadId } from './ids.ts';
 import { parseMessages } from './messages.ts';
 import { ProtocolError } from './errors.ts';
-import { isObject } from './json.ts';
+import { isObject, ownRecord } from './json.ts';
 
 /** SPEC: a `POST /runs` body is at most 1 MiB. */
 export const MAX_CREATE_RUN_BYTES = 1_048_576;
@@ -22,12 +22,29 @@ export class UnknownHarnessError extends ProtocolError {}
 
 const CREATE_RUN_FIELDS = ['prompt', 'messages', 'threadId', 'harness', 'model', 'harnessOptions'];
 
-export function parseCreateRunBody(value: unknown, defaultHarness: HarnessName): CreateRunInput {
-  if (!isObject(value)) throw new ProtocolError('body', 'expected a JSON object');
-  for (const key of Object.keys(value)) {
+/**
+ * Model ids (`claude-sonnet-4-5`, `gpt-5.3-codex`, `anthropic/claude-…`, a
+ * Bedrock ARN) fit this; a CLI adapter quotes the value, and this keeps
+ * quotes, spaces and shell syntax out of it anyway.
+ */
+const MODEL_PATTERN = /^[A-Za-z0-9._:/@+-]{1,200}$/;
+
+export function parseModel(value: unknown, path = 'model'): string {
+  if (typeof value !== 'string' || !MODEL_PATTERN.test(value)) throw new ProtocolError(path, `expected a model id matching ${MODEL_PATTERN}`);
+  return value;
+}
+
+export interface CreateRunPolicy extends ParseOptionsPolicy {
+  defaultHarness: HarnessName;
+}
+
+/** Parse, don't cast: own properties only; a reserved key, an unknown field or a bad value is a `ProtocolError` naming it. */
+export function parseCreateRunBody(value: unknown, policy: CreateRunPolicy): CreateRunInput {
+  const body = ownRecord(value, 'body');
+  for (const key of Object.keys(body)) {
     if (!CREATE_RUN_FIELDS.includes(key)) throw new ProtocolError(key, `unknown field (known: ${CREATE_RUN_FIELDS.join(', ')})`);
   }
-  const { prompt, messages, threadId, harness, model, harnessOptions } = value;
+  const { prompt, messages, threadId, harness, model, harnessOptions } = body;
   if (prompt !== undefined && messages !== undefined) throw new ProtocolError('prompt', 'give either prompt or messages, not both');
   let parsedMessages: ModelMessage[];
   if (prompt !== undefined) {
@@ -39,13 +56,12 @@ export function parseCreateRunBody(value: unknown, defaultHarness: HarnessName):
     throw new ProtocolError('prompt', 'one of prompt or messages is required');
   }
   if (threadId !== undefined && !isThreadId(threadId)) throw new ProtocolError('threadId', `expected a string matching ${THREAD_ID_PATTERN}`);
-  const chosen = harness ?? defaultHarness;
+  const chosen = harness ?? policy.defaultHarness;
   if (!isHarnessName(chosen)) throw new UnknownHarnessError('harness', `unknown harness ${JSON.stringify(chosen)} (known: ${HARNESS_NAMES.join(', ')})`);
-  if (model !== undefined && (typeof model !== 'string' || model === '' || model.length > 200)) throw new ProtocolError('model', 'expected a non-empty string of at most 200 characters');
   const input: CreateRunInput = { messages: parsedMessages, harness: chosen };
   if (threadId !== undefined) input.threadId = threadId;
-  if (model !== undefined) input.model = model;
-  const options = parseHarnessOptions(chosen, harnessOptions);
+  if (model !== undefined) input.model = parseModel(model);
+  const options = parseHarnessOptions(chosen, harnessOptions, policy);
   if (options !== undefined) input.harnessOptions = options;
   return input;
 }
@@ -58,27 +74,27 @@ export interface RunnerRunRequest {
   harness: HarnessName;
   model?: string;
   harnessOptions?: Record<string, unknown>;
-  /** Working directory inside the container, when the harness works on files. */
-  workspace?: string;
+  /**
+   * Whose run this is (`null` with auth off). The runner derives the run's
+   * workspace directory from a hash of (tenant, threadId), so two tenants
+   * never share one; no path ever comes from the request.
+   */
+  tenant: string | null;
 }
 
 export function parseRunnerRunRequest(value: unknown): RunnerRunRequest {
-  if (!isObject(value)) throw new ProtocolError('body', 'expected a JSON object');
-  const { runId, threadId, messages, harness, model, harnessOptions, workspace } = value;
+  const body = ownRecord(value, 'body');
+  const { runId, threadId, messages, harness, model, harnessOptions, tenant } = body;
   if (typeof runId !== 'string' || !/^[A-Za-z0-9_-]{1,128}$/.test(runId)) throw new ProtocolError('runId', 'expected a string of [A-Za-z0-9_-], 1 to 128 long');
   if (!isThreadId(threadId)) throw new ProtocolError('threadId', `expected a string matching ${THREAD_ID_PATTERN}`);
   if (!isHarnessName(harness)) throw new UnknownHarnessError('harness', `unknown harness ${JSON.stringify(harness)} (known: ${HARNESS_NAMES.join(', ')})`);
-  const request: RunnerRunRequest = { runId, threadId, messages: parseMessages(messages), harness };
-  if (model !== undefined) {
-    if (typeof model !== 'string' || model === '') throw new ProtocolError('model', 'expected a non-empty string');
-    request.model = model;
-  }
-  const options = parseHarnessOptions(harness, harnessOptions);
+  if (tenant !== null && (typeof tenant !== 'string' || tenant === '')) throw new ProtocolError('tenant', 'expected null or a non-empty string');
+  // The thread's transcript so far: harness output the relay stored, bounded by the body size.
+  const request: RunnerRunRequest = { runId, threadId, messages: parseMessages(messages, 'messages', { source: 'trusted', maxMessages: Number.POSITIVE_INFINITY }), harness, tenant };
+  if (model !== undefined) request.model = parseModel(model);
+  // The same schema as the API; the unsafe-options policy is the Worker's, which the runner trusts.
+  const options = parseHarnessOptions(harness, harnessOptions, { allowUnsafe: true });
   if (options !== undefined) request.harnessOptions = options;
-  if (workspace !== undefined) {
-    if (typeof workspace !== 'string' || !workspace.startsWith('/')) throw new ProtocolError('workspace', 'expected an absolute path');
-    request.workspace = workspace;
-  }
   return request;
 }
 

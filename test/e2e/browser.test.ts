@@ -1,32 +1,21 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalStack, type LocalStack } from '../../scripts/local-stack.ts';
 import { isStatusFrame, parseTailFrame, parseRunView, type RunView } from '../../src/protocol/index.ts';
+import { CHROMIUM, HAS_CHROMIUM, launchChromium } from './chromium.ts';
 
 /**
  * The demo page against the real local stack (runner + wrangler dev), in
  * Debian's chromium: start a run, reload mid-run, and check that the page
  * resumes with every text exactly once, as a second tab also shows.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const HAS_CHROMIUM = existsSync(CHROMIUM);
 if (!HAS_CHROMIUM) console.warn(`test/e2e/browser.test.ts skipped: ${CHROMIUM} is missing (Debian: apt-get install -y chromium).`);
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const PROMPT = 'Explain resumable streams';
 const HARNESS_OPTIONS = { chunks: 150, delayMs: 25 };
 const RUN_DONE_MS = 60_000;
@@ -76,12 +65,7 @@ describe.skipIf(!HAS_CHROMIUM)('the demo page in a browser', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'relay-e2e-browser-'));
     stack = await startLocalStack({ port: 0, runnerPort: 0, persistTo: join(dir, 'state') });
-    browser = await chromium.launchPersistentContext(join(dir, 'profile'), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1180, height: 900 },
-    });
+    browser = await launchChromium(join(dir, 'profile'));
   });
 
   afterAll(async () => {

@@ -9,6 +9,8 @@
  * reattach from then on; `POST /control/recover/:runId` accepts reattaches
  * again; `GET /control/refused/:runId` counts the refusals.
  */
+import { runnerHealth } from '../../container/src/availability.ts';
+
 interface RunState {
   streams: Set<ReadableStreamDefaultController<Uint8Array>>;
   restarting: boolean;
@@ -16,6 +18,9 @@ interface RunState {
 }
 
 const runs = new Map<string, RunState>();
+
+/** The workerd projects' RUNNER_TOKEN binding: the double refuses (401) what a real runner would. */
+export const QUIET_RUNNER_TOKEN = 'quiet-runner-token-0f3a9c7e52';
 
 function state(runId: string): RunState {
   let run = runs.get(runId);
@@ -40,6 +45,11 @@ function silentStream(run: RunState): Response {
 export async function quietRunner(request: Request): Promise<Response> {
   const url = new URL(request.url);
   const parts = url.pathname.split('/').filter(Boolean);
+  // Like the real runner, /health needs no token: here, its answer for a machine with no CLI and no key.
+  if (request.method === 'GET' && url.pathname === '/health') return Response.json(runnerHealth({ PATH: '' }));
+  if (parts[0] !== 'control' && request.headers.get('authorization') !== `Bearer ${QUIET_RUNNER_TOKEN}`) {
+    return Response.json({ error: { code: 'unauthorized', message: 'quiet runner: no or wrong runner token' } }, { status: 401 });
+  }
   if (parts[0] === 'control' && parts[2]) {
     const run = state(parts[2]);
     if (parts[1] === 'restart') {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   DEMO_DEFAULTS,
+  HarnessOptionsError,
+  OptionNotAllowedError,
   eventFrame,
   eventFrameJson,
   parseCreateRunBody,
@@ -30,31 +32,71 @@ function fieldError(fn: () => unknown, field: string): ProtocolError {
   return error;
 }
 
+const DEMO = { defaultHarness: 'demo', allowUnsafe: false } as const;
+
 describe('parseCreateRunBody', () => {
   it('folds prompt into one user message and applies the default harness', () => {
-    expect(parseCreateRunBody({ prompt: 'hi' }, 'demo')).toEqual({ messages: [{ role: 'user', content: 'hi' }], harness: 'demo' });
-    expect(parseCreateRunBody({ prompt: 'hi' }, 'chat').harness).toBe('chat');
+    expect(parseCreateRunBody({ prompt: 'hi' }, DEMO)).toEqual({ messages: [{ role: 'user', content: 'hi' }], harness: 'demo' });
+    expect(parseCreateRunBody({ prompt: 'hi' }, { ...DEMO, defaultHarness: 'chat' }).harness).toBe('chat');
   });
 
-  it('keeps messages, threadId, harness, model and fills the demo options', () => {
+  it('keeps messages, threadId, harness, model and the demo options as given (the demo fills its defaults)', () => {
     const messages = [
       { role: 'system', content: 'be brief' },
       { role: 'user', content: [{ type: 'text', content: 'x' }] },
       { role: 'assistant', content: null, toolCalls: [] },
       { role: 'tool', content: 'done', toolCallId: 't1' },
     ];
-    expect(parseCreateRunBody({ messages, threadId: 'T_1-a', harness: 'demo', model: 'm', harnessOptions: { chunks: 2 } }, 'codex')).toEqual({
+    expect(parseCreateRunBody({ messages, threadId: 'T_1-a', harness: 'demo', model: 'm', harnessOptions: { chunks: 2 } }, { ...DEMO, defaultHarness: 'codex' })).toEqual({
       messages,
       threadId: 'T_1-a',
       harness: 'demo',
       model: 'm',
-      harnessOptions: { ...DEMO_DEFAULTS, chunks: 2 },
+      harnessOptions: { chunks: 2 },
     });
   });
 
-  it('passes other harnesses their options as given', () => {
-    expect(parseCreateRunBody({ prompt: 'x', harness: 'claude-code', harnessOptions: { anything: [1] } }, 'demo').harnessOptions).toEqual({ anything: [1] });
-    fieldError(() => parseCreateRunBody({ prompt: 'x', harness: 'codex', harnessOptions: 'fast' }, 'demo'), 'harnessOptions');
+  it("checks every harness's options against the one schema", () => {
+    expect(parseCreateRunBody({ prompt: 'x', harness: 'claude-code', harnessOptions: { maxTurns: 3, permissionMode: 'plan' } }, DEMO).harnessOptions).toEqual({ maxTurns: 3, permissionMode: 'plan' });
+    expect(parseCreateRunBody({ prompt: 'x', harness: 'chat', harnessOptions: { provider: 'openai', systemPrompt: 'be brief' } }, DEMO).harnessOptions).toEqual({ provider: 'openai', systemPrompt: 'be brief' });
+    expect(fieldError(() => parseCreateRunBody({ prompt: 'x', harness: 'codex', harnessOptions: 'fast' }, DEMO), 'harnessOptions')).toBeInstanceOf(HarnessOptionsError);
+    for (const [harness, harnessOptions, field] of [
+      ['claude-code', { anything: [1] }, 'harnessOptions.anything'],
+      ['chat', { evil: 1 }, 'harnessOptions.evil'],
+      ['claude-code', { maxTurns: '1; touch /tmp/x; #' }, 'harnessOptions.maxTurns'],
+      ['claude-code', { maxTurns: 1.5 }, 'harnessOptions.maxTurns'],
+      ['claude-code', { sessionId: "x' ; rm -rf / ; '" }, 'harnessOptions.sessionId'],
+      ['codex', { modelReasoningEffort: 'max"\nsandbox_mode="danger-full-access' }, 'harnessOptions.modelReasoningEffort'],
+      ['codex', { sandboxMode: 'yolo' }, 'harnessOptions.sandboxMode'],
+      ['chat', { provider: 'gemini' }, 'harnessOptions.provider'],
+    ] as const) {
+      expect(fieldError(() => parseCreateRunBody({ prompt: 'x', harness, harnessOptions }, DEMO), field)).toBeInstanceOf(HarnessOptionsError);
+    }
+  });
+
+  it('refuses the unsafe modes unless the operator allows them', () => {
+    for (const [harness, harnessOptions, field] of [
+      ['claude-code', { permissionMode: 'bypassPermissions' }, 'harnessOptions.permissionMode'],
+      ['codex', { sandboxMode: 'danger-full-access' }, 'harnessOptions.sandboxMode'],
+    ] as const) {
+      expect(fieldError(() => parseCreateRunBody({ prompt: 'x', harness, harnessOptions }, DEMO), field)).toBeInstanceOf(OptionNotAllowedError);
+      expect(parseCreateRunBody({ prompt: 'x', harness, harnessOptions }, { ...DEMO, allowUnsafe: true }).harnessOptions).toEqual(harnessOptions);
+    }
+  });
+
+  it('reads own properties only: an inherited option or field is not there', () => {
+    const options = parseCreateRunBody({ prompt: 'x', harness: 'claude-code', harnessOptions: Object.assign(Object.create({ maxTurns: '1; #' }), { permissionMode: 'plan' }) }, DEMO).harnessOptions!;
+    expect(options).toEqual({ permissionMode: 'plan' });
+    expect(Object.getPrototypeOf(options)).toBeNull();
+    fieldError(() => parseCreateRunBody(Object.create({ prompt: 'inherited' }), DEMO), 'prompt');
+  });
+
+  it('refuses __proto__, constructor and prototype as keys, naming the field', () => {
+    const proto = JSON.parse('{"prompt": "x", "harnessOptions": {"__proto__": {"maxTurns": "1; touch /tmp/x; #"}}, "harness": "claude-code"}');
+    expect(fieldError(() => parseCreateRunBody(proto, DEMO), 'harnessOptions.__proto__')).toBeInstanceOf(HarnessOptionsError);
+    fieldError(() => parseCreateRunBody(JSON.parse('{"prompt": "x", "__proto__": {}}'), DEMO), 'body.__proto__');
+    fieldError(() => parseCreateRunBody({ messages: [{ role: 'user', content: 'x', metadata: { deep: [{ constructor: 1 }] } }] }, DEMO), 'messages[0].metadata.deep[0].constructor');
+    fieldError(() => parseCreateRunBody({ prompt: 'x', harnessOptions: { prototype: 1 } }, DEMO), 'harnessOptions.prototype');
   });
 
   it.each([
@@ -79,32 +121,37 @@ describe('parseCreateRunBody', () => {
     ['a non-string model', { prompt: 'x', model: 1 }, 'model'],
     ['an empty model', { prompt: 'x', model: '' }, 'model'],
     ['a model over 200 characters', { prompt: 'x', model: 'm'.repeat(201) }, 'model'],
+    ['a model with shell syntax', { prompt: 'x', model: "sonnet' --dangerously-skip-permissions '" }, 'model'],
     ['a bad demo option', { prompt: 'x', harnessOptions: { delayMs: -1 } }, 'harnessOptions.delayMs'],
   ])('rejects %s, naming the field', (_name, body, field) => {
-    fieldError(() => parseCreateRunBody(body, 'demo'), field);
+    fieldError(() => parseCreateRunBody(body, DEMO), field);
   });
 
   it('accepts a threadId of 128 characters', () => {
-    expect(parseCreateRunBody({ prompt: 'x', threadId: 'a'.repeat(128) }, 'demo').threadId).toHaveLength(128);
+    expect(parseCreateRunBody({ prompt: 'x', threadId: 'a'.repeat(128) }, DEMO).threadId).toHaveLength(128);
   });
 
   it('throws UnknownHarnessError for an unknown harness, given or by default', () => {
-    expect(fieldError(() => parseCreateRunBody({ prompt: 'x', harness: 'bash' }, 'demo'), 'harness')).toBeInstanceOf(UnknownHarnessError);
-    expect(fieldError(() => parseCreateRunBody({ prompt: 'x', harness: 3 }, 'demo'), 'harness')).toBeInstanceOf(UnknownHarnessError);
+    expect(fieldError(() => parseCreateRunBody({ prompt: 'x', harness: 'bash' }, DEMO), 'harness')).toBeInstanceOf(UnknownHarnessError);
+    expect(fieldError(() => parseCreateRunBody({ prompt: 'x', harness: 3 }, DEMO), 'harness')).toBeInstanceOf(UnknownHarnessError);
   });
 });
 
 describe('parseRunnerRunRequest', () => {
-  const valid = { runId: 'run_1', threadId: 'th', messages: [{ role: 'user', content: 'x' }], harness: 'demo' };
+  const valid = { runId: 'run_1', threadId: 'th', tenant: null, messages: [{ role: 'user', content: 'x' }], harness: 'demo' };
 
-  it('accepts a request and fills the demo defaults', () => {
+  it('accepts a request, its demo options as given', () => {
     expect(parseRunnerRunRequest(valid)).toEqual(valid);
-    expect(parseRunnerRunRequest({ ...valid, model: 'm', harnessOptions: { failAt: 3 }, workspace: '/work/x' })).toEqual({
+    expect(parseRunnerRunRequest({ ...valid, tenant: 'acme', model: 'm', harnessOptions: { failAt: 3 } })).toEqual({
       ...valid,
+      tenant: 'acme',
       model: 'm',
-      harnessOptions: { ...DEMO_DEFAULTS, failAt: 3 },
-      workspace: '/work/x',
+      harnessOptions: { failAt: 3 },
     });
+  });
+
+  it('takes no path from the request: the runner derives the workspace from (tenant, threadId)', () => {
+    expect(parseRunnerRunRequest({ ...valid, workspace: '/etc' })).not.toHaveProperty('workspace');
   });
 
   it.each([
@@ -117,7 +164,9 @@ describe('parseRunnerRunRequest', () => {
     ['a bad message', { ...valid, messages: [{ role: 'user', content: 1 }] }, 'messages[0].content'],
     ['an empty model', { ...valid, model: '' }, 'model'],
     ['an unknown demo option', { ...valid, harnessOptions: { speed: 1 } }, 'harnessOptions.speed'],
-    ['a relative workspace', { ...valid, workspace: 'work' }, 'workspace'],
+    ['no tenant', { ...valid, tenant: undefined }, 'tenant'],
+    ['an empty tenant', { ...valid, tenant: '' }, 'tenant'],
+    ['a tenant that is not a string', { ...valid, tenant: 7 }, 'tenant'],
   ])('rejects %s, naming the field', (_name, body, field) => {
     fieldError(() => parseRunnerRunRequest(body), field);
   });

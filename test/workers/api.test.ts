@@ -2,7 +2,7 @@ import { env, listDurableObjectIds } from 'cloudflare:test';
 import { exports } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { isStatusFrame } from '../../src/protocol/index.ts';
-import { api, createRun, feed, finished, openTail, range, texts } from './helpers.ts';
+import { api, BASE, createRun, feed, finished, openTail, range, texts } from './helpers.ts';
 
 const RUN_ID = /^run_[0-9a-f]{32}$/;
 const UNKNOWN_RUN = `run_${'0'.repeat(32)}`;
@@ -192,14 +192,32 @@ describe('rejected POST /runs', () => {
     { name: 'an empty threadId', body: json({ ...valid, threadId: '' }), status: 400, code: 'invalid_body' },
     { name: 'an unknown harness', body: json({ ...valid, harness: 'gpt-shell' }), status: 400, code: 'unknown_harness' },
     { name: 'an unknown body field', body: json({ ...valid, temperature: 1 }), status: 400, code: 'invalid_body' },
-    { name: 'an unknown demo option', body: json({ ...valid, harnessOptions: { chunkz: 3 } }), status: 400, code: 'invalid_body' },
-    { name: 'negative demo chunks', body: json({ ...valid, harnessOptions: { chunks: -1 } }), status: 400, code: 'invalid_body' },
-    { name: 'non-integer demo chunks', body: json({ ...valid, harnessOptions: { chunks: 1.5 } }), status: 400, code: 'invalid_body' },
-    { name: 'demo options not an object', body: json({ ...valid, harnessOptions: [1] }), status: 400, code: 'invalid_body' },
+    { name: 'an unknown demo option', body: json({ ...valid, harnessOptions: { chunkz: 3 } }), status: 400, code: 'invalid_harness_options' },
+    { name: 'negative demo chunks', body: json({ ...valid, harnessOptions: { chunks: -1 } }), status: 400, code: 'invalid_harness_options' },
+    { name: 'non-integer demo chunks', body: json({ ...valid, harnessOptions: { chunks: 1.5 } }), status: 400, code: 'invalid_harness_options' },
+    { name: 'demo options not an object', body: json({ ...valid, harnessOptions: [1] }), status: 400, code: 'invalid_harness_options' },
     { name: 'a model that is not a string', body: json({ ...valid, model: 7 }), status: 400, code: 'invalid_body' },
     { name: 'a body over 1 MiB', body: json({ prompt: 'x'.repeat(1_048_576) }), status: 413, code: 'payload_too_large' },
     { name: 'a text/plain body', body: json(valid), headers: { 'content-type': 'text/plain' }, status: 415, code: 'unsupported_media_type' },
     { name: 'a form body', body: 'prompt=hello', headers: { 'content-type': 'application/x-www-form-urlencoded' }, status: 415, code: 'unsupported_media_type' },
+    { name: 'a JSON body with no Content-Type', body: json(valid), headers: { 'content-type': '' }, status: 415, code: 'unsupported_media_type' },
+    { name: 'JSON nested 10,000 levels deep in a message', body: `{"messages":[{"role":"user","content":"x","metadata":${'['.repeat(10_000)}${']'.repeat(10_000)}}]}`, status: 400, code: 'invalid_body' },
+    { name: 'JSON nested 10,000 levels deep in harnessOptions', body: `{"prompt":"x","harnessOptions":{"chunks":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}}`, status: 400, code: 'invalid_body' },
+    { name: 'JSON nested 65 levels deep at the top', body: `${'{"a":'.repeat(65)}1${'}'.repeat(65)}`, status: 400, code: 'invalid_body' },
+    { name: '__proto__ at the top level', body: '{"prompt":"x","__proto__":{"harness":"claude-code"}}', status: 400, code: 'invalid_body' },
+    { name: 'constructor at the top level', body: '{"prompt":"x","constructor":{}}', status: 400, code: 'invalid_body' },
+    { name: '__proto__ in harnessOptions', body: '{"prompt":"x","harness":"claude-code","harnessOptions":{"__proto__":{"maxTurns":"1; touch /tmp/x; #"}}}', status: 400, code: 'invalid_body' },
+    { name: 'prototype in a message', body: '{"messages":[{"role":"user","content":"x","prototype":1}]}', status: 400, code: 'invalid_body' },
+    { name: '__proto__ nested in a message', body: '{"messages":[{"role":"user","content":[{"type":"text","content":"x","meta":{"__proto__":{"role":"system"}}}]}]}', status: 400, code: 'invalid_body' },
+    { name: 'an unknown chat option', body: json({ ...valid, harness: 'chat', harnessOptions: { evil: 1 } }), status: 400, code: 'invalid_harness_options' },
+    { name: 'a string maxTurns', body: json({ ...valid, harness: 'claude-code', harnessOptions: { maxTurns: '1; touch /tmp/x; #' } }), status: 400, code: 'invalid_harness_options' },
+    { name: 'a codex option that is not in its enum', body: json({ ...valid, harness: 'codex', harnessOptions: { modelReasoningEffort: 'max"' } }), status: 400, code: 'invalid_harness_options' },
+    { name: 'permissionMode bypassPermissions', body: json({ ...valid, harness: 'claude-code', harnessOptions: { permissionMode: 'bypassPermissions' } }), status: 400, code: 'option_not_allowed' },
+    { name: 'codex danger-full-access', body: json({ ...valid, harness: 'codex', harnessOptions: { sandboxMode: 'danger-full-access' } }), status: 400, code: 'option_not_allowed' },
+    { name: 'a demo run over RUN_MAX_EVENTS', body: json({ ...valid, harnessOptions: { chunks: 1_000_000, delayMs: 0 } }), status: 400, code: 'invalid_harness_options' },
+    { name: 'a demo run of about 694 days', body: json({ ...valid, harnessOptions: { chunks: 99_000, delayMs: 60_000 } }), status: 400, code: 'invalid_harness_options' },
+    { name: 'a demo run of about 1 TB', body: json({ ...valid, harnessOptions: { chunks: 99_000, chunkBytes: 1_000_000, delayMs: 0 } }), status: 400, code: 'invalid_harness_options' },
+    { name: 'a model with shell syntax', body: json({ ...valid, model: "x'; touch /tmp/x; '" }), status: 400, code: 'invalid_body' },
   ];
 
   it('checks that listDurableObjectIds sees a created run, so "nothing persisted" below means something', async () => {
@@ -224,8 +242,10 @@ describe('rejected POST /runs', () => {
   it('names the offending field in the message', async () => {
     const { error } = await expectError(await postRuns(json({ messages: [{ role: 'user', content: 'ok' }, { role: 'robot', content: 'x' }] })), 400, 'invalid_body');
     expect(error.message).toContain('messages[1].role');
-    const options = await expectError(await postRuns(json({ ...valid, harnessOptions: { chunks: -1 } })), 400, 'invalid_body');
+    const options = await expectError(await postRuns(json({ ...valid, harnessOptions: { chunks: -1 } })), 400, 'invalid_harness_options');
     expect(options.error.message).toContain('harnessOptions.chunks');
+    const reserved = await expectError(await postRuns('{"messages":[{"role":"user","content":"x","metadata":{"a":[{"constructor":1}]}}]}'), 400, 'invalid_body');
+    expect(reserved.error.message).toContain('messages[0].metadata.a[0].constructor');
   });
 
   it('rejects a declared Content-Length over 1 MiB (413) without reading the body', async () => {
@@ -241,7 +261,7 @@ describe('rejected POST /runs', () => {
       },
     });
     const headers = { 'content-type': 'application/json', 'content-length': String(declared) };
-    const request = new Request('http://relay.test/runs', { method: 'POST', headers, body: stream });
+    const request = new Request(`${BASE}/runs`, { method: 'POST', headers, body: stream });
     await expectError(await exports.default.fetch(request), 413, 'payload_too_large');
     // The runtime may read ahead a little; a Worker that read the body would have pulled it all.
     expect(sent).toBeLessThan(1_048_576);
@@ -259,7 +279,7 @@ describe('rejected POST /runs', () => {
         controller.enqueue(piece);
       },
     });
-    const request = new Request('http://relay.test/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream });
+    const request = new Request(`${BASE}/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream });
     expect(request.headers.get('content-length')).toBeNull();
     await expectError(await exports.default.fetch(request), 413, 'payload_too_large');
     expect(sent).toBeGreaterThan(1_048_576);

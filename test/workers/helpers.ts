@@ -4,7 +4,8 @@ import { exports } from 'cloudflare:workers';
 import { parseTailFrame, type RunView, type TailFrame } from '../../src/protocol/index.ts';
 import type { RunObject } from '../../src/run/run-object.ts';
 
-export const BASE = 'http://relay.test';
+/** A loopback host: with auth off the relay answers no other (DNS rebinding). */
+export const BASE = 'http://127.0.0.1:8787';
 
 export function api(path: string, init?: RequestInit): Promise<Response> {
   return exports.default.fetch(`${BASE}${path}`, init);

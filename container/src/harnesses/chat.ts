@@ -1,5 +1,6 @@
 import type { ModelMessage } from '@tanstack/ai';
-import { parseChatOptions, resolveChatProvider } from '../harness-options.ts';
+import { parseHarnessOptions, resolveChatProvider } from '../../../src/protocol/index.ts';
+import { checkHarness } from '../availability.ts';
 import { pipeChatStream } from './chat-stream.ts';
 import type { HarnessContext } from './types.ts';
 
@@ -11,8 +12,8 @@ const DEFAULT_MODELS = { anthropic: 'claude-sonnet-4-6', openai: 'gpt-5.1' } as 
  */
 export async function runChat(ctx: HarnessContext): Promise<void> {
   const { request, env } = ctx;
-  const options = parseChatOptions(request.harnessOptions);
-  const provider = resolveChatProvider(request.model, options, env);
+  const options = parseHarnessOptions('chat', request.harnessOptions, { allowUnsafe: true }) ?? {};
+  const provider = resolveChatProvider(request.model, options, (p) => checkHarness('chat', env, { harnessOptions: { provider: p } }).ok);
   const { chat } = await import('@tanstack/ai');
   // Model ids are typed to each adapter's known list; the API is the judge of an id it does not know.
   const adapter =

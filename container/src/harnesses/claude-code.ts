@@ -1,4 +1,4 @@
-import { parseClaudeCodeOptions } from '../harness-options.ts';
+import { SAFE_HARNESS_DEFAULTS, parseHarnessOptions } from '../../../src/protocol/index.ts';
 import { pipeSandboxedAgent } from './local-sandbox.ts';
 import type { HarnessContext } from './types.ts';
 
@@ -13,11 +13,13 @@ const DEFAULT_MODEL = 'sonnet';
  */
 export async function runClaudeCode(ctx: HarnessContext): Promise<void> {
   const { request } = ctx;
-  const options = parseClaudeCodeOptions(request.harnessOptions);
+  // Checked by the Worker, which owns the unsafe-options policy; the schema is checked again here.
+  const options = parseHarnessOptions('claude-code', request.harnessOptions, { allowUnsafe: true }) ?? {};
   const { claudeCodeText } = await import('@tanstack/ai-claude-code');
   const adapter = claudeCodeText(request.model ?? DEFAULT_MODEL, {
     ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
-    ...(options.permissionMode !== undefined ? { permissionMode: options.permissionMode } : {}),
+    // Always explicit: the adapter's own default is bypassPermissions.
+    permissionMode: options.permissionMode ?? SAFE_HARNESS_DEFAULTS['claude-code'].permissionMode,
   });
   await pipeSandboxedAgent(ctx, adapter, options.sessionId);
 }

@@ -1,4 +1,4 @@
-import { parseCodexOptions } from '../harness-options.ts';
+import { SAFE_HARNESS_DEFAULTS, parseHarnessOptions } from '../../../src/protocol/index.ts';
 import { pipeSandboxedAgent } from './local-sandbox.ts';
 import type { HarnessContext } from './types.ts';
 
@@ -11,12 +11,13 @@ const DEFAULT_MODEL = 'gpt-5.3-codex';
  */
 export async function runCodex(ctx: HarnessContext): Promise<void> {
   const { request, env } = ctx;
-  const options = parseCodexOptions(request.harnessOptions);
+  const options = parseHarnessOptions('codex', request.harnessOptions, { allowUnsafe: true }) ?? {};
   const { codexText } = await import('@tanstack/ai-codex');
   const apiKey = env.CODEX_API_KEY?.trim() ? undefined : env.OPENAI_API_KEY?.trim();
   const adapter = codexText(request.model ?? DEFAULT_MODEL, {
     ...(apiKey ? { env: { CODEX_API_KEY: apiKey } } : {}),
-    ...(options.sandboxMode !== undefined ? { sandboxMode: options.sandboxMode } : {}),
+    // Always explicit, never the adapter's default.
+    sandboxMode: options.sandboxMode ?? SAFE_HARNESS_DEFAULTS.codex.sandboxMode,
     ...(options.modelReasoningEffort !== undefined ? { modelReasoningEffort: options.modelReasoningEffort } : {}),
   });
   await pipeSandboxedAgent(ctx, adapter, options.sessionId);
