@@ -6,10 +6,12 @@ import type { Sandbox } from '@cloudflare/sandbox';
  * more (the SDK's transport treats every 503 as "container starting"), so a
  * start the platform refuses — `max_instances` reached, or starts
  * rate-limited — would hold a new run that long and then fail with the SDK's
- * generic message. One `containerFetch` to the control server's ping answers
- * the SDK's own classification of the refusal at once (Sandbox.containerFetch:
- * a 503 `CONTAINER_UNAVAILABLE`, or the rate-limit message inside its
- * "Container is starting" 503), and boots the container when it is admitted.
+ * generic message. One `containerFetch` to the control server's ping gets
+ * the SDK's own classification of the refusal, without those retries
+ * (Sandbox.containerFetch: a 503 `CONTAINER_UNAVAILABLE` once its wait for an
+ * instance — `SANDBOX_INSTANCE_TIMEOUT_MS`, 30 s by default — is over, or the
+ * rate-limit message inside its "Container is starting" 503 at once), and
+ * boots the container when it is admitted.
  */
 
 /** The control server's port in every sandbox container (the SDK refuses it for anything else). */

@@ -86,7 +86,8 @@ export function sandboxTransport(namespace: DurableObjectNamespace<Sandbox>, opt
       // container would instead wait (up to 90 s) for the runner's port,
       // which nothing has opened yet (Sandbox.containerFetch →
       // startAndWaitForPorts({ ports: port })). A start the platform refuses
-      // (max_instances) fails here at once, not after the SDK's 2-minute retries.
+      // (max_instances) fails here, after the SDK's wait for an instance,
+      // not after two more minutes of its retries.
       await admitContainer(sandbox, id);
       runner = await sandbox.getProcess(RUNNER_PROCESS_ID);
       if (!runner || !isLive(runner.status)) {

@@ -28,5 +28,7 @@ export function transportFor(env: RelayEnv, config: RelayConfig, sandboxIdFor: (
     runnerPort: CONTAINER_RUNNER.port,
     runnerCommand: CONTAINER_RUNNER.command,
     env: harnessSecrets(env),
+    // Unset: the SDK's default (10m), or what a sandbox was configured with before.
+    sleepAfter: config.sandbox.sleepAfter,
   });
 }

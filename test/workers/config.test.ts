@@ -23,9 +23,18 @@ describe('configuration', () => {
     ['RUN_TTL_SECONDS', '-1'],
     ['ALLOWED_ORIGINS', 'https://*.example.com'],
     ['SANDBOX_REUSE', 'always'],
+    ['SANDBOX_SLEEP_AFTER', 'soon'],
+    ['SANDBOX_SLEEP_AFTER', '10 minutes'],
   ])('refuses %s=%s with a ConfigError that names the variable', (name, value) => {
     expect(() => readConfig(env({ [name]: value }))).toThrowError(ConfigError);
     expect(() => readConfig(env({ [name]: value }))).toThrowError(name);
+  });
+
+  it('reads SANDBOX_SLEEP_AFTER as the SDK\'s time expression; unset leaves the SDK\'s default', () => {
+    expect(readConfig(env({})).sandbox.sleepAfter).toBeUndefined();
+    expect(readConfig(env({ SANDBOX_SLEEP_AFTER: '90' })).sandbox.sleepAfter).toBe('90s');
+    expect(readConfig(env({ SANDBOX_SLEEP_AFTER: ' 2m ' })).sandbox.sleepAfter).toBe('2m');
+    expect(readConfig(env({ SANDBOX_SLEEP_AFTER: '1h' })).sandbox.sleepAfter).toBe('1h');
   });
 
   it('answers a request that meets a bad configuration with 500 misconfigured and the reason', async () => {
