@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../../src/config.ts';
 import { ALLOWED_ORIGIN, api, bearer, createRun, expectError, relayEnv } from './helpers.ts';
+import { BASE } from '../workers/helpers.ts';
 
 /** Near misses of https://app.example: scheme, port, suffix, prefix, case, path, the `null` origin. */
 const FOREIGN = ['http://app.example', 'https://app.example:8443', 'https://app.example.evil', 'https://evil-app.example', 'https://sub.app.example', 'https://APP.example', 'https://app.example/', 'null'];
@@ -79,7 +80,7 @@ describe('WebSocket origins', () => {
 
   it('opens an upgrade from an allowed origin, the relay’s own origin, or no origin (not a browser)', async () => {
     const { runId, attachToken } = await createRun();
-    for (const origin of [ALLOWED_ORIGIN, 'http://relay.test', undefined]) {
+    for (const origin of [ALLOWED_ORIGIN, new URL(BASE).origin, undefined]) {
       const res = await api(`/runs/${runId}/ws?token=${attachToken}`, { headers: { upgrade: 'websocket', ...(origin ? { origin } : {}) } });
       expect(res.status).toBe(101);
       res.webSocket!.accept();
