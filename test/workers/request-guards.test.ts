@@ -128,6 +128,23 @@ describe('preflight: a harness that cannot run is refused before anything is sto
     expect(error.message).toContain('OPENAI_API_KEY');
   });
 
+  it.each([
+    { harness: 'demo', bad: { chunks: 'many' }, unknown: { speed: 1 } },
+    { harness: 'claude-code', bad: { maxTurns: '1; touch /tmp/x; #' }, unknown: { cwd: '/' } },
+    { harness: 'codex', bad: { sandboxMode: 'yolo' }, unknown: { config: { x: 1 } } },
+    { harness: 'chat', bad: { provider: 'gemini' }, unknown: { evil: 1 } },
+  ])('answers a bad and an unknown $harness option with 400 invalid_harness_options naming it, and stores no run and no thread', async ({ harness, bad, unknown }) => {
+    for (const [label, harnessOptions] of [['bad', bad], ['unknown', unknown]] as const) {
+      const threadId = `t-opt-${harness}-${label}`;
+      await storesNothing(async () => {
+        const body = JSON.stringify({ prompt: 'hi', harness, threadId, harnessOptions });
+        const { error } = await expectError(await api('/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body }), 400, 'invalid_harness_options');
+        expect(error.message).toContain(`harnessOptions.${Object.keys(harnessOptions)[0]}`);
+      });
+      await expectError(await api(`/threads/${threadId}`), 404, 'thread_not_found');
+    }
+  });
+
   it('checks options before availability: a bad option is invalid_harness_options, and stores nothing', async () => {
     await storesNothing(async () => {
       await expectError(await api('/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi', harness: 'chat', harnessOptions: { evil: 1 } }) }), 400, 'invalid_harness_options');
