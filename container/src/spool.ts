@@ -43,8 +43,9 @@ export function isTerminalLine(line: string): boolean {
  *
  * However the run ended, readers end cleanly: a crashed harness's readers get
  * its partial lines and a normal end with no terminal chunk. The reader tells
- * a finished run from a lost one by its last line (a terminal chunk or not)
- * or by `RunnerRunStatus.state`. Only a runner shutdown cuts connections.
+ * a finished run from a lost one by its last line (a terminal chunk or not);
+ * a stream that starts after the run ended says so in its run-state header
+ * (`RUNNER_RUN_STATE_HEADER`). Only a runner shutdown cuts connections.
  */
 export class RunSpool {
   readonly #options: SpoolOptions;
@@ -72,10 +73,6 @@ export class RunSpool {
 
   get lastSeq(): number {
     return this.#baseSeq + this.#lines.length - 1;
-  }
-
-  get readerCount(): number {
-    return this.#readers.size;
   }
 
   /** Appends lines up to and including the first terminal chunk; returns whether one was seen. */

@@ -1,8 +1,7 @@
 import type { Hono } from 'hono';
 import type { ModelMessage } from '@tanstack/ai';
 import { readConfig, type RelayEnv } from '../config.ts';
-import { isThreadId, parseMessages } from '../protocol/index.ts';
-import type { BeginResult } from '../thread/thread-object.ts';
+import { isThreadId, parseMessages, parseTrustedJson } from '../protocol/index.ts';
 import { requireApiAccess, runStub, type AppEnv } from './auth.ts';
 import { ApiError } from './errors.ts';
 
@@ -32,7 +31,7 @@ function requireThreadId(raw: string): string {
 export async function beginTurn(
   env: RelayEnv,
   turn: { tenant: string | null; threadId: string; runId: string; runKey: string; userMessages: ModelMessage[] },
-): Promise<Extract<BeginResult, { kind: 'ok' }> & { threadKey: string }> {
+): Promise<{ history: ModelMessage[]; sandboxId: string; threadKey: string }> {
   const config = readConfig(env);
   const threadKey = threadObjectName(turn.tenant, turn.threadId);
   // RPC typing cannot express ModelMessage's open content; narrow the answer by parsing it.
@@ -48,8 +47,10 @@ export async function beginTurn(
     throw new ApiError(409, 'thread_busy', `Thread ${turn.threadId} already has an active run (${String(answer.activeRunId)}); wait for it to end or cancel it, then post the next turn.`);
   }
   if (answer.kind !== 'ok' || typeof answer.sandboxId !== 'string') throw new Error('the thread object answered begin() with an unknown shape');
-  const history = Array.isArray(answer.history) && answer.history.length === 0 ? [] : parseMessages(answer.history, 'history');
-  return { kind: 'ok', history, sandboxId: answer.sandboxId, threadKey };
+  if (typeof answer.history !== 'string') throw new Error('the thread object answered begin() without its history');
+  const parsed = parseTrustedJson(answer.history, 'history');
+  const history = Array.isArray(parsed) && parsed.length === 0 ? [] : parseMessages(parsed, 'history');
+  return { history, sandboxId: answer.sandboxId, threadKey };
 }
 
 export function threadRoutes(app: Hono<AppEnv>): void {
@@ -69,8 +70,8 @@ export function threadRoutes(app: Hono<AppEnv>): void {
   app.get('/threads/:threadId/messages', async (c) => {
     const { tenant } = requireApiAccess(c);
     const threadId = requireThreadId(c.req.param('threadId'));
-    const messages = await threadStub(c.env, threadObjectName(tenant, threadId)).transcript();
-    if (!messages) throw threadNotFound(threadId);
-    return c.json({ threadId, messages });
+    const transcript = await threadStub(c.env, threadObjectName(tenant, threadId)).transcript();
+    if (transcript === null) throw threadNotFound(threadId);
+    return c.json({ threadId, messages: parseTrustedJson(transcript, 'transcript') });
   });
 }

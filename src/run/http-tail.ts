@@ -1,5 +1,5 @@
 import { eventFrameJson, sseEventText, statusFrame, toNdjson, toSse } from '../protocol/index.ts';
-import type { RunLog } from './run-log.ts';
+import type { Tails } from './tails.ts';
 
 export type HttpTailFormat = 'sse' | 'ndjson';
 
@@ -7,12 +7,13 @@ const encoder = new TextEncoder();
 
 /**
  * The tail over HTTP: SSE (`id: <seq>` per event, a final `event: status`) or
- * NDJSON (one frame per line). The stream is pull-driven, so a slow reader
- * slows the replay instead of growing a buffer in the object.
+ * NDJSON (one frame per line), read from the run's fan-out. The stream is
+ * pull-driven, so a slow reader slows the replay instead of growing a buffer
+ * in the object.
  */
-export function httpTail(log: RunLog, fromSeq: number, format: HttpTailFormat): Response {
+export function httpTail(tails: Tails, fromSeq: number, format: HttpTailFormat): Response {
   const controller = new AbortController();
-  const frames = log.read(fromSeq, controller.signal);
+  const frames = tails.stream(fromSeq, controller.signal);
   const body = new ReadableStream<Uint8Array>({
     async pull(stream) {
       const next = await frames.next();

@@ -1,5 +1,5 @@
 import { isTerminalRunStatus } from '@tanstack/ai';
-import { isObject, parseRunError, ProtocolError, type RelayRunStatus } from '../protocol/index.ts';
+import { isObject, ownRecord, parseTrustedJson, ProtocolError, sanitizeTrusted, type RelayRunStatus } from '../protocol/index.ts';
 import { migrate } from '../storage/migrations.ts';
 import { RUN_MIGRATIONS } from './schema.ts';
 import { insertEventRows } from './run-log.ts';
@@ -11,20 +11,29 @@ import { insertEventRows } from './run-log.ts';
  *   evt:<runId>:<8-digit seq>    → one chunk
  * On first read they are rewritten into the SQLite layout and the legacy keys
  * are removed in the same transaction, so a later read finds the new layout
- * and writes nothing.
+ * and writes nothing. Everything is parsed before anything is written: a
+ * record that cannot be read is moved aside with its reason, once, instead of
+ * failing every read after it.
  */
 
 export const legacyRecordKey = (runId: string) => `rec:${runId}`;
 export const legacyEventPrefix = (runId: string) => `evt:${runId}:`;
+/** Where an unreadable run's keys are moved, kept for its owner to inspect; never served. */
+export const ASIDE_PREFIX = 'aside:';
+const asideReasonKey = (runId: string) => `${ASIDE_PREFIX}reason:${runId}`;
 
 const LEGACY_STATUS: Record<string, RelayRunStatus> = {
   running: 'running',
   done: 'completed',
   error: 'failed',
   aborted: 'aborted',
-  // A converged record already speaks the current vocabulary.
+  // A converged record already speaks core's vocabulary. Core's `interrupted`
+  // is a pause that interrupt-resume continues, deliberately not terminal and
+  // never `aborted`: it stays a live run (the relay then reattaches, and a
+  // runner that does not know it ends it with `runner_lost`).
   completed: 'completed',
   failed: 'failed',
+  interrupted: 'running',
 };
 
 /** The legacy record mapped to the current vocabulary (SPEC: "Legacy records"). */
@@ -43,52 +52,105 @@ function int(value: unknown, field: string): number {
   return value;
 }
 
+/** Core's `RunError`, as leniently as the seed wrote it: a bare string, or a code of another type (kept as its text). */
+function legacyError(value: unknown): { message: string; code?: string } {
+  if (typeof value === 'string') return { message: value };
+  const error = ownRecord(value, 'legacy record.error');
+  if (typeof error.message !== 'string') throw new ProtocolError('legacy record.error.message', 'expected a string');
+  const code = error.code;
+  if (code === undefined || code === null) return { message: error.message };
+  if (typeof code === 'string') return { message: error.message, code };
+  if (typeof code === 'number' || typeof code === 'boolean') return { message: error.message, code: String(code) };
+  throw new ProtocolError('legacy record.error.code', 'expected a string or a number');
+}
+
 /** Pure mapping, exported for the golden fixtures. */
 export function convertLegacyRecord(runId: string, value: unknown): ConvertedRecord {
-  if (!isObject(value)) throw new ProtocolError('legacy record', 'expected an object');
-  const status = typeof value.status === 'string' && Object.hasOwn(LEGACY_STATUS, value.status) ? LEGACY_STATUS[value.status]! : null;
-  if (!status) throw new ProtocolError('legacy record.status', `unknown status ${JSON.stringify(value.status)}`);
-  const converged = value.startedAt !== undefined;
-  const startedAt = int(converged ? value.startedAt : value.createdAt, converged ? 'legacy record.startedAt' : 'legacy record.createdAt');
-  const updatedAt = value.updatedAt === undefined ? startedAt : int(value.updatedAt, 'legacy record.updatedAt');
+  const fields = ownRecord(value, 'legacy record');
+  const status = typeof fields.status === 'string' && Object.hasOwn(LEGACY_STATUS, fields.status) ? LEGACY_STATUS[fields.status]! : null;
+  if (!status) throw new ProtocolError('legacy record.status', `unknown status ${JSON.stringify(fields.status)}`);
+  const converged = fields.startedAt !== undefined;
+  const startedAt = int(converged ? fields.startedAt : fields.createdAt, converged ? 'legacy record.startedAt' : 'legacy record.createdAt');
+  const updatedAt = fields.updatedAt === undefined ? startedAt : int(fields.updatedAt, 'legacy record.updatedAt');
   const record: ConvertedRecord = {
     runId,
-    threadId: typeof value.threadId === 'string' && value.threadId !== '' ? value.threadId : runId,
+    threadId: typeof fields.threadId === 'string' && fields.threadId !== '' ? fields.threadId : runId,
     status,
     startedAt,
     updatedAt,
   };
-  if (isTerminalRunStatus(status)) record.finishedAt = value.finishedAt === undefined ? updatedAt : int(value.finishedAt, 'legacy record.finishedAt');
-  if (value.error !== undefined && value.error !== null) {
-    record.error = typeof value.error === 'string' ? { message: value.error } : parseRunError(value.error, 'legacy record.error');
-  }
+  // Only a terminal run has finished; an `interrupted` one has not, whatever it carries.
+  if (isTerminalRunStatus(status)) record.finishedAt = fields.finishedAt === undefined ? updatedAt : int(fields.finishedAt, 'legacy record.finishedAt');
+  if (fields.error !== undefined && fields.error !== null) record.error = legacyError(fields.error);
   return record;
 }
 
 /** A legacy chunk may have been stored as an object (structured clone) or as its JSON text. */
-function chunkText(value: unknown): string {
-  const chunk = typeof value === 'string' ? JSON.parse(value) : value;
-  if (!isObject(chunk) || typeof chunk.type !== 'string') throw new ProtocolError('legacy event', 'expected a chunk object with a type');
+function chunkText(value: unknown, key: string): string {
+  let chunk: unknown;
+  try {
+    chunk = typeof value === 'string' ? parseTrustedJson(value, key) : sanitizeTrusted(value, key);
+  } catch {
+    throw new ProtocolError(key, 'expected a chunk as JSON text or an object');
+  }
+  if (!isObject(chunk) || typeof chunk.type !== 'string') throw new ProtocolError(key, 'expected a chunk object with a type');
   return JSON.stringify(chunk);
 }
 
+export type LegacyOutcome =
+  /** No legacy record under this id. */
+  | { kind: 'none' }
+  | { kind: 'migrated'; record: ConvertedRecord }
+  /** It ended longer than the retention ago: deleted, as retention would have. */
+  | { kind: 'expired' }
+  /** It could not be read: its keys were moved aside (now or earlier), for this reason. */
+  | { kind: 'unreadable'; reason: string };
+
 /**
- * Migrates `runId` if its legacy record exists. Returns whether it did.
- * Reads only when there is nothing to migrate.
+ * Migrates `runId` if its legacy record exists. Reads only when there is
+ * nothing to migrate; `runTtlMs` applies SPEC's retention to it at once.
  */
-export function migrateLegacyRun(storage: DurableObjectStorage, runId: string, now: number): boolean {
+export function migrateLegacyRun(storage: DurableObjectStorage, runId: string, now: number, runTtlMs: number): LegacyOutcome {
   const kv = storage.kv;
   const legacy = kv.get(legacyRecordKey(runId));
-  if (legacy === undefined) return false;
-  const record = convertLegacyRecord(runId, legacy);
-  const events: Array<{ seq: number; raw: string; key: string }> = [];
-  for (const [key, value] of kv.list({ prefix: legacyEventPrefix(runId) })) {
-    const seq = Number(key.slice(legacyEventPrefix(runId).length));
-    if (!Number.isSafeInteger(seq) || seq < 0) throw new ProtocolError(key, 'expected an 8-digit seq');
-    events.push({ seq, raw: chunkText(value), key });
+  if (legacy === undefined) {
+    const aside = kv.get(asideReasonKey(runId));
+    return aside === undefined ? { kind: 'none' } : { kind: 'unreadable', reason: typeof aside === 'string' ? aside : 'unreadable legacy record' };
   }
-  // Zero-padded keys list in seq order; sort anyway so a wider seq cannot reorder.
-  events.sort((a, b) => a.seq - b.seq);
+  const keys = [...kv.list({ prefix: legacyEventPrefix(runId) })];
+  let record: ConvertedRecord;
+  const events: Array<{ seq: number; raw: string }> = [];
+  try {
+    record = convertLegacyRecord(runId, legacy);
+    for (const [key, value] of keys) {
+      const seq = Number(key.slice(legacyEventPrefix(runId).length));
+      if (!Number.isSafeInteger(seq) || seq < 0) throw new ProtocolError(key, 'expected an 8-digit seq');
+      events.push({ seq, raw: chunkText(value, key) });
+    }
+    // Zero-padded keys list in seq order; sort anyway so a wider seq cannot reorder.
+    events.sort((a, b) => a.seq - b.seq);
+    const twice = events.find((event, i) => i > 0 && events[i - 1]!.seq === event.seq);
+    if (twice) throw new ProtocolError(`${legacyEventPrefix(runId)}${twice.seq}`, 'the same seq is stored twice');
+  } catch (error) {
+    const reason = `The run's legacy record could not be read (${error instanceof Error ? error.message : String(error)}); it was set aside and cannot be served.`;
+    storage.transactionSync(() => {
+      kv.put(asideReasonKey(runId), reason);
+      kv.put(`${ASIDE_PREFIX}${legacyRecordKey(runId)}`, legacy);
+      kv.delete(legacyRecordKey(runId));
+      for (const [key, value] of keys) {
+        kv.put(`${ASIDE_PREFIX}${key}`, value);
+        kv.delete(key);
+      }
+    });
+    return { kind: 'unreadable', reason };
+  }
+  if (record.finishedAt !== undefined && now >= record.finishedAt + runTtlMs) {
+    storage.transactionSync(() => {
+      for (const [key] of keys) kv.delete(key);
+      kv.delete(legacyRecordKey(runId));
+    });
+    return { kind: 'expired' };
+  }
   const sql = storage.sql;
   storage.transactionSync(() => {
     migrate(sql, RUN_MIGRATIONS, now);
@@ -103,7 +165,7 @@ export function migrateLegacyRun(storage: DurableObjectStorage, runId: string, n
       record.updatedAt,
       record.error ? JSON.stringify(record.error) : null,
     );
-    // Consecutive seqs share rows, under the same row budget as appends.
+    // Consecutive seqs share rows, under the same row budget as appends; a hole starts a new row.
     let i = 0;
     while (i < events.length) {
       let j = i + 1;
@@ -116,8 +178,8 @@ export function migrateLegacyRun(storage: DurableObjectStorage, runId: string, n
       );
       i = j;
     }
-    for (const event of events) kv.delete(event.key);
+    for (const [key] of keys) kv.delete(key);
     kv.delete(legacyRecordKey(runId));
   });
-  return true;
+  return { kind: 'migrated', record };
 }

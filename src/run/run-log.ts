@@ -1,6 +1,6 @@
 import type { RunError, TerminalRunStatus } from '@tanstack/ai';
 import { isTerminalRunStatus } from '@tanstack/ai';
-import { parseRunError, parseRunnerRunRequest, parseRunView, type RunView, type RunnerRunRequest } from '../protocol/index.ts';
+import { parseRunError, parseRunnerRunRequest, parseRunView, parseTrustedJson, type RunView, type RunnerRunRequest } from '../protocol/index.ts';
 import { hasSchema, latestVersion, migrate, schemaVersion } from '../storage/migrations.ts';
 import { RUN_MIGRATIONS } from './schema.ts';
 
@@ -13,6 +13,10 @@ export interface StoredEvent {
 export interface RunInit {
   runId: string;
   threadId: string;
+  /**
+   * The runner request as stored. A thread's run stores only its own turn's
+   * messages: the thread keeps the transcript once, and a restart asks it again.
+   */
   request: RunnerRunRequest;
   /** Hash of the create request's body, to tell an idempotent retry from a conflicting one. */
   requestHash: string;
@@ -49,7 +53,10 @@ const MAX_ROW_CHARS = 512 * 1024;
 /** Replay reads the log in pages so neither memory nor one SQL cursor grows with the run. */
 export const DEFAULT_PAGE_EVENTS = 512;
 
-interface RunRow {
+/** The record's columns, named: the request (the largest one) is read only by `request()`. */
+const RECORD_COLUMNS = 'run_id, thread_id, status, started_at, finished_at, updated_at, error';
+
+interface RecordRow {
   run_id: string;
   thread_id: string;
   status: string;
@@ -57,11 +64,6 @@ interface RunRow {
   finished_at: number | null;
   updated_at: number;
   error: string | null;
-  request: string;
-  request_hash: string;
-  thread_key: string | null;
-  sandbox_id: string | null;
-  thread_notified_at: number | null;
   [key: string]: SqlStorageValue;
 }
 
@@ -93,27 +95,25 @@ export function insertEventRows(sql: SqlStorage, firstSeq: number, raws: readonl
 }
 
 /**
- * The run log: the record and its gap-free sequence of chunks, in the run
- * object's SQLite. The contract (TanStack's run-store vocabulary):
+ * The run log: the record and its sequence of chunks, in the run object's
+ * SQLite. Storage only — who is told about a change is the lifecycle's
+ * business. The contract (TanStack's run-store vocabulary):
  * - `open` is idempotent: an existing record comes back unchanged;
  * - `append` assigns the next seqs and throws on a terminal run;
- * - `finish` is idempotent: the first terminal status wins;
- * - `update` patches mutable fields and is a no-op for an unknown run;
- * - every change wakes the listeners (the tails).
+ * - `finish` is idempotent: the first terminal status wins.
  * All methods are synchronous: SQL here is synchronous, and doing it without
  * an `await` in between makes each call one implicit transaction.
  */
 export class RunLog {
   readonly #storage: DurableObjectStorage;
   readonly #sql: SqlStorage;
-  readonly #listeners = new Set<() => void>();
   /** Cached cursor; `undefined` until first read from storage. */
   #lastSeq: number | undefined;
   /** Epoch ms of the newest events row (0: none); `undefined` until read from storage. */
   #lastAppendAt: number | undefined;
   /** Once the schema exists it never disappears except through `reset()`. */
   #hasSchema = false;
-  /** Cached: the append path asks on every network read, and the answer changes only here. */
+  /** Cached: the append path asks on every flush, and the answer changes only here. */
   #terminal: boolean | undefined;
   /**
    * The last row replay split into lines. Rows never change once written, and
@@ -129,8 +129,8 @@ export class RunLog {
 
   /** Creates the record, or returns the existing one unchanged. */
   open(init: RunInit): OpenResult {
-    const existing = this.#row();
-    if (existing) return { created: false, record: this.#view(existing), requestHash: existing.request_hash };
+    const existing = this.get();
+    if (existing) return { created: false, record: existing, requestHash: this.#requestHash() };
     this.#storage.transactionSync(() => {
       migrate(this.#sql, RUN_MIGRATIONS, init.now);
       this.#sql.exec(
@@ -147,23 +147,25 @@ export class RunLog {
       );
     });
     this.#lastSeq = -1;
+    this.#lastAppendAt = 0;
     this.#terminal = false;
     const record = this.get();
     if (!record) throw new Error('run record missing right after insert');
-    this.#notify();
     return { created: true, record, requestHash: init.requestHash };
   }
 
   get(): RunView | null {
-    const row = this.#row();
+    if (!this.#ready()) return null;
+    const row = this.#sql.exec<RecordRow>(`SELECT ${RECORD_COLUMNS} FROM run WHERE singleton = 1`).toArray()[0];
     return row ? this.#view(row) : null;
   }
 
   /** The runner request the run was opened with; `null` for an unknown run or one migrated from the legacy layout. */
   request(): RunnerRunRequest | null {
-    const row = this.#row();
+    if (!this.#ready()) return null;
+    const row = this.#sql.exec<{ request: string }>('SELECT request FROM run WHERE singleton = 1').toArray()[0];
     if (!row || row.request === 'null') return null;
-    return parseRunnerRunRequest(JSON.parse(row.request));
+    return parseRunnerRunRequest(parseTrustedJson(row.request, 'request'));
   }
 
   /** Whether no more chunks can be appended: the run is terminal, or there is no run. */
@@ -176,13 +178,17 @@ export class RunLog {
   }
 
   link(): ThreadLink | null {
-    const row = this.#row();
-    if (!row) return null;
-    return { threadKey: row.thread_key, sandboxId: row.sandbox_id, notifiedAt: row.thread_notified_at };
+    if (!this.#ready()) return null;
+    const row = this.#sql
+      .exec<{ thread_key: string | null; sandbox_id: string | null; thread_notified_at: number | null }>(
+        'SELECT thread_key, sandbox_id, thread_notified_at FROM run WHERE singleton = 1',
+      )
+      .toArray()[0];
+    return row ? { threadKey: row.thread_key, sandboxId: row.sandbox_id, notifiedAt: row.thread_notified_at } : null;
   }
 
   markThreadNotified(now: number): void {
-    if (this.#row()) this.#sql.exec('UPDATE run SET thread_notified_at = ? WHERE singleton = 1', now);
+    if (this.#ready()) this.#sql.exec('UPDATE run SET thread_notified_at = ? WHERE singleton = 1', now);
   }
 
   /** Every chunk of the run, in seq order, parsed. For the thread's transcript, once the run has ended. */
@@ -191,7 +197,7 @@ export class RunLog {
     for (;;) {
       const page = this.page(cursor, pageEvents);
       if (page.length === 0) return;
-      for (const event of page) yield JSON.parse(event.raw);
+      for (const event of page) yield parseTrustedJson(event.raw, `event ${event.seq}`);
       cursor = page[page.length - 1]!.seq;
     }
   }
@@ -220,15 +226,13 @@ export class RunLog {
     this.#storage.transactionSync(() => insertEventRows(this.#sql, firstSeq, raws, now));
     this.#lastSeq = firstSeq + raws.length - 1;
     this.#lastAppendAt = now;
-    this.#notify();
     return { firstSeq, lastSeq: this.#lastSeq };
   }
 
   /** Moves a running run to a terminal status. A run already terminal is returned unchanged (`changed: false`). */
   finish(status: TerminalRunStatus, error: RunError | undefined, now: number): { record: RunView; changed: boolean } | null {
-    const row = this.#row();
-    if (!row) return null;
-    const current = this.#view(row);
+    const current = this.get();
+    if (!current) return null;
     if (isTerminalRunStatus(current.status)) return { record: current, changed: false };
     this.#sql.exec(
       'UPDATE run SET status = ?, finished_at = ?, updated_at = ?, error = ? WHERE singleton = 1',
@@ -238,22 +242,10 @@ export class RunLog {
       error ? JSON.stringify(error) : null,
     );
     this.#terminal = true;
-    this.#notify();
     return { record: this.get()!, changed: true };
   }
 
-  /** Patches the mutable fields of a record; a no-op for an unknown run. */
-  update(patch: { error?: RunError }, now: number): void {
-    if (!this.#row()) return;
-    if (patch.error !== undefined) {
-      this.#sql.exec('UPDATE run SET error = ?, updated_at = ? WHERE singleton = 1', JSON.stringify(patch.error), now);
-    } else {
-      this.#sql.exec('UPDATE run SET updated_at = ? WHERE singleton = 1', now);
-    }
-    this.#notify();
-  }
-
-  /** Up to `maxEvents` events after `afterSeq`, in seq order. The cursor is consumed before returning. */
+  /** Up to `maxEvents` events after `afterSeq`, in seq order (a missing seq is skipped). The cursor is consumed before returning. */
   page(afterSeq: number, maxEvents = DEFAULT_PAGE_EVENTS): StoredEvent[] {
     if (afterSeq >= this.lastSeq) return [];
     const events: StoredEvent[] = [];
@@ -289,77 +281,31 @@ export class RunLog {
     return next;
   }
 
-  /**
-   * Replays after `fromSeq`, then tails live; ends once the run is terminal and
-   * the reader has every event, yielding the final record last. Pages keep
-   * memory bounded; the consumer's pace is the producer's (a pull).
-   */
-  async *read(fromSeq: number, signal?: AbortSignal): AsyncGenerator<StoredEvent[] | RunView> {
-    let cursor = fromSeq;
-    while (!signal?.aborted) {
-      const events = this.page(cursor);
-      if (events.length > 0) {
-        cursor = events[events.length - 1]!.seq;
-        yield events;
-        continue;
-      }
-      const record = this.get();
-      if (!record) return;
-      if (isTerminalRunStatus(record.status)) {
-        yield record;
-        return;
-      }
-      await this.#changed(signal);
-    }
-  }
-
-  /** How many readers wait on the log (HTTP tails). */
-  get subscribers(): number {
-    return this.#listeners.size;
-  }
-
-  /** Calls `listener` after every change. Returns the unsubscribe function. */
-  subscribe(listener: () => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
-  }
-
-  /** Forgets the cached cursor, e.g. after the storage was wiped. */
+  /** Forgets every cached value, e.g. after the storage was wiped or rewritten by a migration. */
   reset(): void {
     this.#lastSeq = undefined;
     this.#lastAppendAt = undefined;
     this.#hasSchema = false;
     this.#terminal = undefined;
     this.#rowCache = undefined;
-    this.#notify();
   }
 
-  #changed(signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        unsubscribe();
-        signal?.removeEventListener('abort', done);
-        resolve();
-      };
-      const unsubscribe = this.subscribe(done);
-      signal?.addEventListener('abort', done, { once: true });
-    });
+  #requestHash(): string {
+    return this.#sql.exec<{ request_hash: string }>('SELECT request_hash FROM run WHERE singleton = 1').one().request_hash;
   }
 
-
-  #row(): RunRow | null {
-    if (!this.#hasSchema) {
-      if (!hasSchema(this.#sql)) return null;
-      // An object written by an older deploy catches up once, on first touch.
-      if (schemaVersion(this.#sql) < latestVersion(RUN_MIGRATIONS)) {
-        this.#storage.transactionSync(() => migrate(this.#sql, RUN_MIGRATIONS, Date.now()));
-      }
-      this.#hasSchema = true;
+  /** Whether the schema exists, bringing one written by an older deploy up to date on first touch. */
+  #ready(): boolean {
+    if (this.#hasSchema) return true;
+    if (!hasSchema(this.#sql)) return false;
+    if (schemaVersion(this.#sql) < latestVersion(RUN_MIGRATIONS)) {
+      this.#storage.transactionSync(() => migrate(this.#sql, RUN_MIGRATIONS, Date.now()));
     }
-    return this.#sql.exec<RunRow>('SELECT * FROM run WHERE singleton = 1').toArray()[0] ?? null;
+    this.#hasSchema = true;
+    return true;
   }
 
-  #view(row: RunRow): RunView {
+  #view(row: RecordRow): RunView {
     return parseRunView({
       runId: row.run_id,
       threadId: row.thread_id,
@@ -368,7 +314,7 @@ export class RunLog {
       startedAt: row.started_at,
       updatedAt: Math.max(row.updated_at, this.#lastAppendAt ?? this.#lastAppendedAt()),
       ...(row.finished_at !== null ? { finishedAt: row.finished_at } : {}),
-      ...(row.error !== null ? { error: parseRunError(JSON.parse(row.error)) } : {}),
+      ...(row.error !== null ? { error: parseRunError(parseTrustedJson(row.error, 'record.error')) } : {}),
     });
   }
 
@@ -376,9 +322,5 @@ export class RunLog {
     const at = this.#sql.exec<{ appended_at: number }>('SELECT appended_at FROM events ORDER BY first_seq DESC LIMIT 1').toArray()[0]?.appended_at ?? 0;
     this.#lastAppendAt = at;
     return at;
-  }
-
-  #notify(): void {
-    for (const listener of [...this.#listeners]) listener();
   }
 }

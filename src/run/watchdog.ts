@@ -3,8 +3,9 @@ import { isTerminalRunStatus } from '@tanstack/ai';
 
 /**
  * One alarm serves every timer of a run object: the stall watchdog, the
- * reattach check and retention. Deadlines are derived from the record and the
- * pump's state, so nothing but the alarm itself is written to schedule them.
+ * reattach check (and its retry after a runner restart) and retention.
+ * Deadlines are derived from the record and the pump's state, so nothing but
+ * the alarm itself is written to schedule them.
  */
 export interface WatchdogInput {
   status: RunStatus;
@@ -18,6 +19,8 @@ export interface WatchdogInput {
   runTtlMs: number;
   /** The run ended and its thread has not acknowledged it yet. */
   threadPending?: boolean;
+  /** A reattach found the runner restarting: when to try again (epoch ms). */
+  retryAt?: number | null;
 }
 
 export type WatchdogAction = 'expire' | 'reattach' | 'stall' | 'give-up' | 'notify' | null;
@@ -42,7 +45,7 @@ export function decide(input: WatchdogInput): { action: WatchdogAction; next: nu
   const check = now + Math.min(stallTimeoutMs, REATTACH_CHECK_MS);
   const stallAt = lastByteAt + stallTimeoutMs;
   // The same silence budget covers a runner that cannot be reattached.
-  if (!pumpActive) return now >= stallAt ? { action: 'give-up', next: null } : { action: 'reattach', next: Math.min(stallAt, check) };
+  if (!pumpActive) return now >= stallAt ? { action: 'give-up', next: null } : { action: 'reattach', next: Math.min(stallAt, check, input.retryAt ?? check) };
   if (now >= stallAt) return { action: 'stall', next: null };
   return { action: null, next: Math.min(stallAt, check) };
 }

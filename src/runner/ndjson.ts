@@ -9,7 +9,7 @@ export type NdjsonItem =
   /** A blank line: the runner's keep-alive. */
   | { kind: 'keepalive' }
   /** A line that is not a JSON chunk (a banner, a log line): skipped and counted, never stored. */
-  | { kind: 'skipped'; preview: string };
+  | { kind: 'skipped' };
 
 export class LineTooLongError extends Error {
   constructor(readonly bytes: number) {
@@ -83,7 +83,7 @@ export class NdjsonReader {
       items.push({ kind: 'chunk', raw: text.includes('\r') ? JSON.stringify(value) : text, chunk: value });
     } else {
       this.skipped++;
-      items.push({ kind: 'skipped', preview: text.slice(0, 80) });
+      items.push({ kind: 'skipped' });
     }
   }
 }

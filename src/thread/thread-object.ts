@@ -2,7 +2,7 @@ import { DurableObject } from 'cloudflare:workers';
 import type { ModelMessage, TerminalRunStatus } from '@tanstack/ai';
 import { isTerminalRunStatus } from '@tanstack/ai';
 import type { RelayEnv } from '../config.ts';
-import { isRelayRunStatus, parseMessages, type RelayRunStatus } from '../protocol/index.ts';
+import { isRelayRunStatus, parseMessages, parseTrustedJson, type RelayRunStatus } from '../protocol/index.ts';
 import { hasSchema, migrate } from '../storage/migrations.ts';
 import { THREAD_MIGRATIONS } from './schema.ts';
 import { stripObservedToolCalls } from './strip.ts';
@@ -27,8 +27,8 @@ export interface BeginTurn {
 
 export type BeginResult =
   | { kind: 'busy'; activeRunId: string }
-  /** `history`: the transcript to send before the turn's messages, observed harness tool calls stripped. */
-  | { kind: 'ok'; history: ModelMessage[]; sandboxId: string };
+  /** `history`: the transcript to send before the turn's messages, observed harness tool calls stripped (JSON text). */
+  | { kind: 'ok'; history: string; sandboxId: string };
 
 export interface ThreadRunSummary {
   runId: string;
@@ -41,6 +41,24 @@ export interface ThreadSummary {
   threadId: string;
   activeRunId: string | null;
   runs: ThreadRunSummary[];
+}
+
+/**
+ * How long a begun turn whose run object does not exist yet counts as being
+ * created. The Worker creates the run right after `begin`; a turn still
+ * missing after this long was abandoned (the Worker failed in between), and
+ * must not hold the thread forever.
+ */
+const TURN_CREATE_GRACE_MS = 60_000;
+
+/**
+ * Payloads cross the RPC boundary as JSON text both ways: each side parses
+ * what it receives at its own edge (own properties, null-prototype objects),
+ * and the structured clone refuses null-prototype objects anyway.
+ */
+function parseChunks(text: string): unknown[] {
+  const chunks = parseTrustedJson(text, 'chunks');
+  return Array.isArray(chunks) ? chunks : [];
 }
 
 interface ThreadRow {
@@ -65,15 +83,23 @@ export class ThreadObject extends DurableObject<RelayEnv> {
     this.#sql = ctx.storage.sql;
   }
 
-  /** Starts a turn, unless another run of the thread is still running (SPEC: one active run per thread). */
+  /**
+   * Starts a turn, unless another run of the thread is still running (SPEC:
+   * one active run per thread). Asking the active run's object is an await,
+   * and other turns may begin meanwhile: the check is made again on what the
+   * thread holds after it, and the write follows with no await in between.
+   */
   async begin(turn: BeginTurn): Promise<BeginResult> {
+    for (;;) {
+      const active = this.#thread()?.active_run_id ?? null;
+      if (active === null || active === turn.runId) break;
+      if (!(await this.#activeHasEnded(active))) return { kind: 'busy', activeRunId: active };
+      if (this.#thread()?.active_run_id === active) break;
+    }
     const now = Date.now();
     let thread = this.#thread();
     const known = thread ? this.#sql.exec('SELECT 1 FROM runs WHERE run_id = ?', turn.runId).toArray().length > 0 : false;
-    if (thread?.active_run_id && thread.active_run_id !== turn.runId && !(await this.#activeHasEnded(thread.active_run_id))) {
-      return { kind: 'busy', activeRunId: thread.active_run_id };
-    }
-    const history = stripObservedToolCalls(this.#messages());
+    const history = JSON.stringify(stripObservedToolCalls(this.#messages()));
     this.ctx.storage.transactionSync(() => {
       if (!thread) {
         migrate(this.#sql, THREAD_MIGRATIONS, now);
@@ -96,16 +122,25 @@ export class ThreadObject extends DurableObject<RelayEnv> {
   }
 
   /**
+   * The transcript a run of this thread sends its runner before its own turn
+   * (observed harness tool calls stripped), for a run that must start over: a
+   * run stores only its own messages, so the thread keeps the transcript once.
+   */
+  async history(): Promise<string> {
+    return JSON.stringify(stripObservedToolCalls(this.#messages()));
+  }
+
+  /**
    * A run ended: fold its chunks into the transcript and free the thread.
    * Idempotent — a run that retries the notification changes nothing.
    */
-  async settle(runId: string, status: TerminalRunStatus, finishedAt: number, chunks: unknown[]): Promise<void> {
+  async settle(runId: string, status: TerminalRunStatus, finishedAt: number, chunksJson: string): Promise<void> {
     const thread = this.#thread();
     if (!thread) return;
     const run = this.#sql.exec<{ status: string; user_messages: string }>('SELECT status, user_messages FROM runs WHERE run_id = ?', runId).toArray()[0];
     if (!run || (isRelayRunStatus(run.status) && isTerminalRunStatus(run.status))) return;
     const before = this.#messages();
-    const after = foldRun(before, { userMessages: parseMessages(JSON.parse(run.user_messages), 'userMessages'), chunks });
+    const after = foldRun(before, { userMessages: parseMessages(parseTrustedJson(run.user_messages, 'userMessages'), 'userMessages'), chunks: parseChunks(chunksJson) });
     this.ctx.storage.transactionSync(() => {
       for (let i = before.length; i < after.length; i++) {
         this.#sql.exec('INSERT INTO messages (position, message) VALUES (?, ?)', i, JSON.stringify(after[i]));
@@ -130,16 +165,23 @@ export class ThreadObject extends DurableObject<RelayEnv> {
     return { threadId: thread.thread_id, activeRunId: thread.active_run_id, runs };
   }
 
-  async transcript(): Promise<ModelMessage[] | null> {
-    return this.#thread() ? this.#messages() : null;
+  /** The transcript as JSON text, or `null` for an unknown thread. */
+  async transcript(): Promise<string | null> {
+    return this.#thread() ? JSON.stringify(this.#messages()) : null;
   }
 
-  /** The active run is over if its object says so, or no longer knows it (expired, or never created). */
+  /**
+   * The active run is over if its object says so, or no longer knows it
+   * (expired). An object that does not exist yet is a turn still being
+   * created (the Worker begins the turn, then creates the run): busy, unless
+   * it began so long ago that its creation must have failed.
+   */
   async #activeHasEnded(runId: string): Promise<boolean> {
-    const row = this.#sql.exec<{ run_key: string }>('SELECT run_key FROM runs WHERE run_id = ?', runId).toArray()[0];
+    const row = this.#sql.exec<{ run_key: string; started_at: number }>('SELECT run_key, started_at FROM runs WHERE run_id = ?', runId).toArray()[0];
     if (!row) return true;
     const record = await this.env.RUNS.get(this.env.RUNS.idFromName(row.run_key)).record(runId);
-    return !record || isTerminalRunStatus(record.status);
+    if (record) return isTerminalRunStatus(record.status);
+    return Date.now() - row.started_at > TURN_CREATE_GRACE_MS;
   }
 
   #sandboxFor(thread: ThreadRow, turn: BeginTurn, now: number): string {
@@ -155,7 +197,11 @@ export class ThreadObject extends DurableObject<RelayEnv> {
 
   #thread(): ThreadRow | null {
     if (!hasSchema(this.#sql)) return null;
-    return this.#sql.exec<ThreadRow>('SELECT * FROM thread WHERE singleton = 1').toArray()[0] ?? null;
+    return (
+      this.#sql
+        .exec<ThreadRow>('SELECT thread_id, active_run_id, sandbox_generation, sandbox_started_at FROM thread WHERE singleton = 1')
+        .toArray()[0] ?? null
+    );
   }
 
   #messages(): ModelMessage[] {
@@ -163,7 +209,7 @@ export class ThreadObject extends DurableObject<RelayEnv> {
     const stored = this.#sql
       .exec<{ message: string }>('SELECT message FROM messages ORDER BY position')
       .toArray()
-      .map((row) => JSON.parse(row.message) as unknown);
+      .map((row) => parseTrustedJson(row.message, 'transcript'));
     return stored.length === 0 ? [] : parseMessages(stored, 'transcript');
   }
 }

@@ -1,8 +1,9 @@
 import type { ModelMessage } from '@tanstack/ai';
+import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import type { RunView } from '../../src/protocol/index.ts';
 import { isSandboxToolCall } from '../../src/thread/transcript.ts';
-import { api, createRun, settled } from '../workers/helpers.ts';
+import { api, createRun, runStub, settled } from '../workers/helpers.ts';
 
 async function transcript(threadId: string): Promise<ModelMessage[]> {
   // The thread hears about the run's end just after the run's record says so.
@@ -17,8 +18,8 @@ async function transcript(threadId: string): Promise<ModelMessage[]> {
   return ((await res.json()) as { messages: ModelMessage[] }).messages;
 }
 
-async function runnerRequest(runId: string): Promise<{ messages: ModelMessage[] }> {
-  return (await (await fetch(`http://runner.test/control/requests/${runId}`)).json()) as { messages: ModelMessage[] };
+async function runnerRequest(runId: string): Promise<{ messages: ModelMessage[] } | null> {
+  return (await (await fetch(`http://runner.test/control/requests/${runId}`)).json()) as { messages: ModelMessage[] } | null;
 }
 
 describe('threads, with the demo harness on the real runner', () => {
@@ -40,7 +41,7 @@ describe('threads, with the demo harness on the real runner', () => {
 
     const second = await createRun({ prompt: 'second question', threadId, harnessOptions: { chunks: 5, delayMs: 0 } });
     expect(second.res.status).toBe(202);
-    const sent = (await runnerRequest(second.json.runId)).messages;
+    const sent = (await runnerRequest(second.json.runId))!.messages;
     expect(sent[0]).toMatchObject({ role: 'user', content: 'first question' });
     expect(sent.at(-1)).toMatchObject({ role: 'user', content: 'second question' });
     for (const text of assistantText) expect(sent.some((m) => m.role === 'assistant' && m.content === text.content)).toBe(true);
@@ -61,6 +62,31 @@ describe('threads, with the demo harness on the real runner', () => {
       const { links: _links, ...record } = (await (await api(`/runs/${run.runId}`)).json()) as RunView & { links: unknown };
       expect(run).toEqual(record);
     }
+  });
+
+  it('starts a turn over from its thread after its object restarted before the runner saw it', async () => {
+    const threadId = `restart-${crypto.randomUUID()}`;
+    const first = await createRun({ prompt: 'first question', threadId, harnessOptions: { chunks: 3, delayMs: 0 } });
+    expect((await settled(first.json.runId)).status).toBe('completed');
+    await transcript(threadId);
+    const second = await createRun({ prompt: 'second question', threadId, model: 'fault:hang-first-start', harnessOptions: { chunks: 3, delayMs: 0 } });
+    expect(second.res.status).toBe(202);
+    while ((await runnerRequest(second.json.runId)) === null) await new Promise((resolve) => setTimeout(resolve, 5));
+    // The object dies with its first start unanswered; its alarm finds the runner never saw the run.
+    await abortAllDurableObjects();
+    await runDurableObjectAlarm(runStub(second.json.runId));
+    const done = await settled(second.json.runId);
+    expect(done.error).toBeUndefined();
+    expect(done.status).toBe('completed');
+    // The run stored only its turn; the runner still got the thread so far, from the thread.
+    const stored = await runInDurableObject(runStub(second.json.runId), (_object, state) =>
+      JSON.parse(state.storage.sql.exec<{ request: string }>('SELECT request FROM run').one().request) as { messages: ModelMessage[] },
+    );
+    expect(stored.messages).toEqual([{ role: 'user', content: 'second question' }]);
+    const sent = (await runnerRequest(second.json.runId))!.messages;
+    expect(sent[0]).toMatchObject({ role: 'user', content: 'first question' });
+    expect(sent.some((m) => m.role === 'assistant')).toBe(true);
+    expect(sent.at(-1)).toMatchObject({ role: 'user', content: 'second question' });
   });
 
   it('refuses a second run on a busy thread with 409 thread_busy, and starts nothing', async () => {

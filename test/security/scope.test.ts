@@ -38,7 +38,9 @@ describe('tenant scope', () => {
   it('serves a legacy rec:<runId> record from the object named by the bare run id', async () => {
     const runId = `run_${crypto.randomUUID().replace(/-/g, '')}`;
     await runInDurableObject(stubOf(null, runId), (_o, state) => {
-      for (const [key, value] of Object.entries(done.kv)) state.storage.kv.put(key.replace(done.runId, runId), value);
+      // Ended a minute ago: a legacy run older than RUN_TTL_SECONDS expires at once instead.
+      const recent = (value: unknown) => ({ ...(value as object), createdAt: Date.now() - 61_000, updatedAt: Date.now() - 60_000 });
+      for (const [key, value] of Object.entries(done.kv)) state.storage.kv.put(key.replace(done.runId, runId), key.startsWith('rec:') ? recent(value) : value);
     });
     const res = await api(`/runs/${runId}`, { headers: bearer() });
     expect(res.status).toBe(200);

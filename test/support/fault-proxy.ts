@@ -8,6 +8,8 @@ const encoder = new TextEncoder();
 
 /** What the relay asked the runner to run, by run id: `GET /control/requests/:runId`. */
 const requests = new Map<string, unknown>();
+/** Runs whose first start was swallowed (`fault:hang-first-start`). */
+const hung = new Set<string>();
 
 export function faultProxy(runnerUrl: string) {
   return async (request: Request): Promise<Response> => {
@@ -30,6 +32,16 @@ export function faultProxy(runnerUrl: string) {
         case 'fault:oversized': {
           const huge = JSON.stringify({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'x'.repeat(1_100_000) });
           return new Response(`{"type":"RUN_STARTED","runId":"r","threadId":"t"}\n${huge}\n`, { headers: { 'content-type': 'application/x-ndjson' } });
+        }
+        case 'fault:hang-first-start': {
+          // The first start never reaches the runner and never answers: the
+          // object dies waiting (a test resets it); the next start goes through.
+          if (!hung.has(parsed.runId)) {
+            hung.add(parsed.runId);
+            return new Response(new ReadableStream<Uint8Array>(), { headers: { 'content-type': 'application/x-ndjson' } });
+          }
+          const { model: _model, ...rest } = body as Record<string, unknown>;
+          return fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(rest) });
         }
         case 'fault:banner': {
           const { model: _model, ...rest } = body as Record<string, unknown>;

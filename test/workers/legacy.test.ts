@@ -7,6 +7,11 @@ import converged from '../fixtures/legacy/converged.json';
 import done from '../fixtures/legacy/done.json';
 import error from '../fixtures/legacy/error.json';
 import running from '../fixtures/legacy/running.json';
+import corruptEvent from '../fixtures/legacy/corrupt-event.json';
+import hole from '../fixtures/legacy/hole.json';
+import interrupted from '../fixtures/legacy/interrupted.json';
+import numericErrorCode from '../fixtures/legacy/numeric-error-code.json';
+import startsAfterZero from '../fixtures/legacy/starts-after-zero.json';
 import { api, openTail, range, runStub } from './helpers.ts';
 
 /**
@@ -19,6 +24,28 @@ interface LegacyFixture {
   runId: string;
   kv: Record<string, unknown>;
   expected: RunView & { events: unknown[] };
+}
+
+const TIME_FIELDS = ['createdAt', 'startedAt', 'updatedAt', 'finishedAt'] as const;
+
+/**
+ * The fixture as if it had ended an hour ago: the golden records ended in
+ * 2023, far longer than RUN_TTL_SECONDS ago, and such a run expires at once
+ * (see below). Only the record's clock moves; the chunks are kept as stored.
+ */
+function recent<F extends { runId: string; kv: Record<string, unknown>; expected: object }>(fixture: F): F {
+  const copy = structuredClone(fixture);
+  const rec = copy.kv[`rec:${copy.runId}`] as Record<string, number>;
+  const offset = Date.now() - 3_600_000 - rec.updatedAt!;
+  for (const target of [rec, copy.expected as Record<string, number>]) {
+    for (const field of TIME_FIELDS) if (typeof target[field] === 'number') target[field] += offset;
+  }
+  return copy;
+}
+
+/** The same fixture under another run id, so one test file can seed it twice. */
+function renamed<F extends { runId: string }>(fixture: F, runId: string): F {
+  return JSON.parse(JSON.stringify(fixture).replaceAll(fixture.runId, runId)) as F;
 }
 
 const FIXTURES: Record<string, LegacyFixture> = {
@@ -71,8 +98,9 @@ function expectedRecord(fixture: LegacyFixture): RunView {
   return record;
 }
 
-describe.each(Object.entries(FIXTURES))('legacy run: %s', (_name, fixture) => {
+describe.each(Object.entries(FIXTURES))('legacy run: %s', (_name, golden) => {
   it('is migrated on first read, served like any run, and read again with no write', async () => {
+    const fixture = recent(golden);
     const { runId } = fixture;
     const record = expectedRecord(fixture);
     const terminal = record.status !== 'running';
@@ -113,18 +141,18 @@ describe.each(Object.entries(FIXTURES))('legacy run: %s', (_name, fixture) => {
   });
 });
 
+async function readNdjson(runId: string): Promise<Array<Record<string, unknown>>> {
+  const res = await api(`/runs/${runId}/events`);
+  expect(res.status).toBe(200);
+  return new TextDecoder()
+    .decode(await res.arrayBuffer())
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
 describe('legacy runs beyond the fixtures', () => {
   const textChunk = (i: number, pad: number) => ({ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: `${i}:${'x'.repeat(pad)}` });
-
-  async function readNdjson(runId: string): Promise<Array<Record<string, unknown>>> {
-    const res = await api(`/runs/${runId}/events`);
-    expect(res.status).toBe(200);
-    return new TextDecoder()
-      .decode(await res.arrayBuffer())
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  }
 
   function rowStats(runId: string) {
     return runInDurableObject(runStub(runId), (_object, state) =>
@@ -140,7 +168,7 @@ describe('legacy runs beyond the fixtures', () => {
     const runId = `run_${'12'.repeat(16)}`;
     const count = 1_200;
     const kv: Record<string, unknown> = {
-      [`rec:${runId}`]: { runId, threadId: 't', status: 'done', lastSeq: count - 1, createdAt: 1_000, updatedAt: 2_000 },
+      [`rec:${runId}`]: { runId, threadId: 't', status: 'done', lastSeq: count - 1, createdAt: Date.now() - 2_000, updatedAt: Date.now() - 1_000 },
     };
     for (let seq = count - 1; seq >= 0; seq--) kv[`evt:${runId}:${String(seq).padStart(8, '0')}`] = textChunk(seq, 4);
     await seed(runId, kv);
@@ -156,7 +184,7 @@ describe('legacy runs beyond the fixtures', () => {
     const runId = `run_${'34'.repeat(16)}`;
     const count = 40;
     const kv: Record<string, unknown> = {
-      [`rec:${runId}`]: { runId, threadId: 't', status: 'done', lastSeq: count - 1, createdAt: 1_000, updatedAt: 2_000 },
+      [`rec:${runId}`]: { runId, threadId: 't', status: 'done', lastSeq: count - 1, createdAt: Date.now() - 2_000, updatedAt: Date.now() - 1_000 },
     };
     const chunks = range(0, count - 1).map((i) => textChunk(i, 100_000));
     chunks.forEach((chunk, seq) => (kv[`evt:${runId}:${String(seq).padStart(8, '0')}`] = chunk));
@@ -179,5 +207,113 @@ describe('legacy runs beyond the fixtures', () => {
     const alarm = await runInDurableObject(runStub(runId), (_object, state) => state.storage.getAlarm());
     // wrangler.toml: RUN_TTL_SECONDS = "604800".
     expect(alarm).toBe(updatedAt + 604_800_000);
+  });
+});
+
+/** A fixture that is served, with the seqs its log holds (not always 0..n). */
+interface ServedFixture extends LegacyFixture {
+  expected: LegacyFixture['expected'] & { seqs: number[] };
+}
+
+function servedRecord(fixture: ServedFixture): RunView {
+  const { events: _events, seqs: _seqs, ...record } = fixture.expected;
+  return record;
+}
+
+describe('legacy records the seed accepted', () => {
+  it.each([
+    ['a hole in its seqs', hole],
+    ['a log that starts after seq 0', startsAfterZero],
+  ])('serves %s on the WebSocket exactly as over HTTP: each frame keeps its seq, then the status', async (_name, raw) => {
+    const fixture = recent(raw as ServedFixture);
+    const { runId } = fixture;
+    await seed(runId, fixture.kv);
+    const record = servedRecord(fixture);
+    expect(await getRecord(runId)).toEqual(record);
+
+    const tail = await openTail(runId);
+    expect((await tail.closed).code).toBe(1000);
+    const events = tail.frames.filter((f): f is EventFrame => !isStatusFrame(f));
+    expect(events.map((f) => f.seq)).toEqual(fixture.expected.seqs);
+    expect(events.map((f) => f.id)).toEqual(fixture.expected.seqs.map(String));
+    expect(events.map((f) => f.chunk)).toEqual(fixture.expected.events);
+    expect(tail.frames.at(-1)).toEqual({ type: 'status', record });
+
+    const ndjson = await readNdjson(runId);
+    expect(ndjson.slice(0, -1).map((f) => f.seq)).toEqual(fixture.expected.seqs);
+    expect(ndjson.slice(0, -1).map((f) => f.chunk)).toEqual(fixture.expected.events);
+    expect(ndjson.at(-1)).toEqual({ type: 'status', record });
+
+    // A client resuming inside the hole gets what follows it.
+    const resumed = await openTail(runId, `?fromSeq=${fixture.expected.seqs[0]}`);
+    await resumed.closed;
+    expect(resumed.seqs()).toEqual(fixture.expected.seqs.slice(1));
+  });
+
+  it('maps core\'s interrupted (a pause, not terminal) to a live run, as core defines it', async () => {
+    const fixture = recent(interrupted as ServedFixture);
+    const { runId } = fixture;
+    await seed(runId, fixture.kv);
+    const record = servedRecord(fixture);
+    expect(await getRecord(runId)).toEqual(record);
+    expect(record).not.toHaveProperty('finishedAt');
+    const tail = await openTail(runId);
+    await tail.until(() => tail.seqs().length === fixture.expected.seqs.length);
+    expect(tail.frames.map((f) => ('chunk' in f ? f.chunk : f))).toEqual(fixture.expected.events);
+    tail.ws.close(1000, 'enough');
+    expect(await legacyKeys(runId)).toEqual([]);
+  });
+
+  it('keeps an error code the seed stored as a number, as its text', async () => {
+    const fixture = recent(numericErrorCode as ServedFixture);
+    await seed(fixture.runId, fixture.kv);
+    expect(await getRecord(fixture.runId)).toEqual(servedRecord(fixture));
+    expect(await legacyKeys(fixture.runId)).toEqual([]);
+  });
+
+  it.each(Object.entries(FIXTURES).filter(([, fixture]) => fixture.expected.status !== 'running'))(
+    'expires at once when it ended longer than RUN_TTL_SECONDS ago (%s)',
+    async (_name, golden) => {
+      // The golden fixture as stored: it ended in 2023.
+      const runId = `run_${'9a'.repeat(15)}${String(Object.keys(FIXTURES).indexOf(_name)).padStart(2, '0')}`;
+      const fixture = renamed(golden, runId);
+      await seed(runId, fixture.kv);
+      const res = await api(`/runs/${runId}`);
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({ error: { code: 'run_not_found' } });
+      expect(await legacyKeys(runId)).toEqual([]);
+      // Nothing was written into the current layout either, and a second read writes nothing.
+      const tables = await runInDurableObject(runStub(runId), (_object, state) => state.storage.sql.exec(`SELECT name FROM sqlite_master WHERE name = 'run'`).toArray());
+      expect(tables).toEqual([]);
+      const before = await totalChanges(runId);
+      expect((await api(`/runs/${runId}/events`)).status).toBe(404);
+      expect(await totalChanges(runId)).toBe(before);
+    },
+  );
+
+  it('sets an unreadable record aside and answers with the reason: 410 to reads, 409 to cancel, with no write after the first', async () => {
+    const { runId, kv, expected } = corruptEvent;
+    await seed(runId, kv);
+    const first = await api(`/runs/${runId}`);
+    expect(first.status).toBe(410);
+    const body = (await first.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('run_unreadable');
+    expect(body.error.message).toContain(expected.field);
+    expect(await legacyKeys(runId)).toEqual([]);
+    const aside = await runInDurableObject(runStub(runId), (_object, state) =>
+      [...state.storage.kv.list({ prefix: 'aside:' })].map(([key]) => key).sort(),
+    );
+    expect(aside).toEqual([`aside:evt:${runId}:00000000`, `aside:evt:${runId}:00000001`, `aside:reason:${runId}`, `aside:rec:${runId}`]);
+
+    const before = await totalChanges(runId);
+    const again = await api(`/runs/${runId}`);
+    expect(again.status).toBe(410);
+    expect(await again.json()).toEqual(body);
+    expect((await api(`/runs/${runId}/events`)).status).toBe(410);
+    expect((await api(`/runs/${runId}/ws`, { headers: { upgrade: 'websocket' } })).status).toBe(410);
+    const cancel = await api(`/runs/${runId}/cancel`, { method: 'POST' });
+    expect(cancel.status).toBe(409);
+    expect(await cancel.json()).toMatchObject({ error: { code: 'run_unreadable' } });
+    expect(await totalChanges(runId)).toBe(before);
   });
 });

@@ -2,6 +2,7 @@ import { env, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import type { RunView, RunnerRunRequest } from '../../src/protocol/index.ts';
 import { RunLog, TerminalRunError, type RunInit, type StoredEvent } from '../../src/run/run-log.ts';
+import { Tails } from '../../src/run/tails.ts';
 import { range } from './helpers.ts';
 
 /** SPEC's production limit on one SQLite row in a Durable Object. */
@@ -22,7 +23,7 @@ function withLog<R>(fn: (log: RunLog, storage: DurableObjectStorage) => R | Prom
 }
 
 function init(runId: string, overrides: Partial<RunInit> = {}): RunInit {
-  const request: RunnerRunRequest = { runId, threadId: `thread-${runId}`, messages: [{ role: 'user', content: 'hi' }], harness: 'demo' };
+  const request: RunnerRunRequest = { runId, threadId: `thread-${runId}`, tenant: null, messages: [{ role: 'user', content: 'hi' }], harness: 'demo' };
   return { runId, threadId: `thread-${runId}`, request, requestHash: 'hash-1', now: 1_000, ...overrides };
 }
 
@@ -234,35 +235,6 @@ describe('RunLog.finish', () => {
     }));
 });
 
-describe('RunLog.update', () => {
-  it('is a no-op for an unknown run', () =>
-    withLog((log, storage) => {
-      const size = storage.sql.databaseSize;
-      log.update({ error: { message: 'x' } }, 5_000);
-      log.update({}, 5_000);
-      expect(log.get()).toBeNull();
-      expect(storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%'").toArray()).toEqual([]);
-      expect(storage.sql.databaseSize).toBe(size);
-    }));
-
-  it('patches the error of a known run and keeps it running', () =>
-    withLog((log) => {
-      log.open(init('run-h'));
-      log.update({ error: { message: 'transient', code: 'retrying' } }, 5_000);
-      expect(log.get()).toEqual({
-        runId: 'run-h',
-        threadId: 'thread-run-h',
-        status: 'running',
-        lastSeq: -1,
-        startedAt: 1_000,
-        updatedAt: 5_000,
-        error: { message: 'transient', code: 'retrying' },
-      });
-      log.update({}, 6_000);
-      expect(log.get()).toMatchObject({ updatedAt: 6_000, error: { message: 'transient', code: 'retrying' } });
-    }));
-});
-
 describe('RunLog.page', () => {
   it('answers every (afterSeq, maxEvents) across row boundaries', () =>
     withLog((log, storage) => {
@@ -307,23 +279,41 @@ describe('a fresh RunLog on the same storage', () => {
     }));
 });
 
-describe('RunLog.read', () => {
+describe('the fan-out over the log (HTTP tails)', () => {
+  function withTails<R>(fn: (log: RunLog, tails: Tails) => R | Promise<R>): Promise<R> {
+    const stub = env.RUNS.get(env.RUNS.idFromName(`tails-test-${++objects}-${crypto.randomUUID()}`));
+    return runInDurableObject(stub, (_object, state) => {
+      const log = new RunLog(state.storage);
+      return fn(log, new Tails(state, log));
+    });
+  }
+
+  /** What the lifecycle does after an append: the events, then the fan-out. */
+  function append(log: RunLog, tails: Tails, chunks: string[], now: number): void {
+    const { firstSeq } = log.append(chunks, now);
+    tails.flush(
+      chunks.map((r, i) => ({ seq: firstSeq + i, raw: r })),
+      null,
+    );
+  }
+
   it('yields the backlog, then live appends, then the final record, and returns', () =>
-    withLog(async (log) => {
+    withTails(async (log, tails) => {
       log.open(init('run-k'));
       log.append(raws(0, 3), 2_000);
-      const reader = log.read(-1);
+      const reader = tails.stream(-1, new AbortController().signal);
       const backlog = await reader.next();
       expect(backlog.value).toEqual(raws(0, 3).map((r, seq) => ({ seq, raw: r })));
 
       const pending = reader.next();
-      log.append(raws(3, 2), 2_100);
+      append(log, tails, raws(3, 2), 2_100);
       expect((await pending).value).toEqual(raws(3, 2).map((r, i) => ({ seq: 3 + i, raw: r })));
 
       const waiting = reader.next();
-      log.update({}, 2_150); // a change with no event: the reader keeps waiting
-      log.append(raws(5, 1), 2_200);
-      log.finish('completed', undefined, 2_300);
+      tails.flush([], null); // a wake with no event: the reader keeps waiting
+      append(log, tails, raws(5, 1), 2_200);
+      const ended = log.finish('completed', undefined, 2_300)!;
+      tails.flush([], ended.record);
       expect((await waiting).value).toEqual([{ seq: 5, raw: raws(5, 1)[0] }]);
       const final = await reader.next();
       expect(final.done).toBe(false);
@@ -332,28 +322,30 @@ describe('RunLog.read', () => {
     }));
 
   it('starts after fromSeq and ends at once for a terminal run the reader has caught up with', () =>
-    withLog(async (log) => {
+    withTails(async (log, tails) => {
       log.open(init('run-l'));
       log.append(raws(0, 6), 2_000);
       log.finish('aborted', undefined, 3_000);
       const seen: Array<StoredEvent[] | RunView> = [];
-      for await (const item of log.read(3)) seen.push(item);
+      for await (const item of tails.stream(3, new AbortController().signal)) seen.push(item);
       expect(seen).toHaveLength(2);
       expect((seen[0] as StoredEvent[]).map((e) => e.seq)).toEqual([4, 5]);
       expect(seen[1]).toMatchObject({ status: 'aborted', lastSeq: 5 });
 
       const caughtUp: Array<StoredEvent[] | RunView> = [];
-      for await (const item of log.read(5)) caughtUp.push(item);
+      for await (const item of tails.stream(5, new AbortController().signal)) caughtUp.push(item);
       expect(caughtUp).toEqual([log.get()]);
     }));
 
-  it('stops when its signal aborts', () =>
-    withLog(async (log) => {
+  it('stops when its signal aborts, and counts its readers as watchers meanwhile', () =>
+    withTails(async (log, tails) => {
       log.open(init('run-m'));
       const controller = new AbortController();
-      const reader = log.read(-1, controller.signal);
+      const reader = tails.stream(-1, controller.signal);
       const pending = reader.next();
+      expect(tails.watchers).toBe(1);
       controller.abort();
       expect(await pending).toEqual({ done: true, value: undefined });
+      expect(tails.watchers).toBe(0);
     }));
 });

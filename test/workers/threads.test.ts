@@ -36,3 +36,46 @@ describe('one sandbox per thread', () => {
     expect((await createRun({ prompt: 'next', threadId: 'free-again' })).res.status).toBe(202);
   });
 });
+
+describe('one active run per thread, under concurrency', () => {
+  it('lets exactly one of two turns fired together start, right after the last run ended', async () => {
+    for (let i = 0; i < 5; i++) {
+      const threadId = `race-${i}-${crypto.randomUUID()}`;
+      const last = await createRun({ prompt: 'first', threadId });
+      // Ended, and the thread not necessarily told yet: both turns race its settle and each other.
+      await feed(last.json.runId, [finished(last.json.runId)]);
+      const turns = await Promise.all([createRun({ prompt: 'a', threadId }), createRun({ prompt: 'b', threadId })]);
+      expect(turns.map((t) => t.res.status).sort()).toEqual([202, 409]);
+      const started = turns.find((t) => t.res.status === 202)!.json.runId;
+      const refused = turns.find((t) => t.res.status === 409)!.json;
+      expect(refused).toMatchObject({ error: { code: 'thread_busy' } });
+      const summary = (await (await api(`/threads/${threadId}`)).json()) as { activeRunId: string; runs: Array<{ runId: string }> };
+      expect(summary.activeRunId).toBe(started);
+      expect(summary.runs.map((r) => r.runId)).toEqual([last.json.runId, started]);
+    }
+  });
+
+  it('refuses a second turn fired together with the first on a new thread', async () => {
+    const threadId = `race-new-${crypto.randomUUID()}`;
+    const turns = await Promise.all([createRun({ prompt: 'a', threadId }), createRun({ prompt: 'b', threadId })]);
+    expect(turns.map((t) => t.res.status).sort()).toEqual([202, 409]);
+  });
+});
+
+describe('the transcript is kept once, by the thread', () => {
+  it("stores only a run's own turn in the run, however long the thread is", async () => {
+    const threadId = `once-${crypto.randomUUID()}`;
+    for (const [i, prompt] of ['first', 'second', 'third'].entries()) {
+      const turn = await createRun({ prompt, threadId });
+      expect(turn.res.status).toBe(202);
+      const stored = await runInDurableObject(runStub(turn.json.runId), (_object, state) =>
+        JSON.parse(state.storage.sql.exec<{ request: string }>('SELECT request FROM run').one().request) as { messages: unknown[] },
+      );
+      expect(stored.messages).toEqual([{ role: 'user', content: prompt }]);
+      await feed(turn.json.runId, [{ type: 'TEXT_MESSAGE_CONTENT', messageId: `m${i}`, delta: `answer ${i}` } as never, finished(turn.json.runId)]);
+      await untilIdle(threadId);
+    }
+    const { messages } = (await (await api(`/threads/${threadId}/messages`)).json()) as { messages: Array<{ role: string; content: unknown }> };
+    expect(messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['first', 'second', 'third']);
+  });
+});
