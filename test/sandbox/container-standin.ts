@@ -32,6 +32,8 @@ interface Launch {
 
 interface ContainerRun {
   running: boolean;
+  /** The stand-in (one per instance of the Durable Object) whose promises these are. */
+  owner: object;
   /** Settles once the host has answered the start: the instance, or the refusal's error. */
   launched: Promise<Launch>;
   /** Settles at the container's end; identity kept so the library's `this.monitor === monitor` checks hold. */
@@ -53,16 +55,12 @@ async function hostJson(url: string, init?: RequestInit): Promise<{ status: numb
 }
 
 export function containerStandIn({ hostUrl, key }: StandInOptions) {
+  const self = {};
   const current = () => runs.get(key);
 
-  function start(): void {
-    if (current()?.running) throw new Error('start() cannot be called on a container that is already running.');
-    const run: ContainerRun = { running: true, launched: Promise.resolve({ instance: '', ports: {} }), ended: Promise.resolve() };
-    run.launched = hostJson(`${hostUrl}/instances`, { method: 'POST', body: JSON.stringify({ key }) }).then(({ status, json }) => {
-      if (status === 201) return { instance: String(json.instance), ports: json.ports as Record<string, number> };
-      throw new Error(json.refusal === 'rate_limited' ? RATE_LIMITED : NO_INSTANCE);
-    });
-    run.ended = run.launched.then(
+  /** The container's end as this stand-in sees it: a fresh long poll for an instance another one started. */
+  function watch(run: ContainerRun): Promise<void> {
+    const ended = run.launched.then(
       async ({ instance }) => {
         const { json } = await hostJson(`${hostUrl}/instances/${instance}/exit`);
         run.running = false;
@@ -75,7 +73,19 @@ export function containerStandIn({ hostUrl, key }: StandInOptions) {
       },
     );
     // The library attaches its handlers later (or not at all before a retry).
-    run.ended.catch(() => undefined);
+    ended.catch(() => undefined);
+    return ended;
+  }
+
+  function start(): void {
+    if (current()?.running) throw new Error('start() cannot be called on a container that is already running.');
+    const run: ContainerRun = { running: true, owner: self, launched: Promise.resolve({ instance: '', ports: {} }), ended: Promise.resolve() };
+    run.launched = hostJson(`${hostUrl}/instances`, { method: 'POST', body: JSON.stringify({ key }) }).then(({ status, json }) => {
+      if (status === 201) return { instance: String(json.instance), ports: json.ports as Record<string, number> };
+      throw new Error(json.refusal === 'rate_limited' ? RATE_LIMITED : NO_INSTANCE);
+    });
+    run.launched.catch(() => undefined);
+    run.ended = watch(run);
     runs.set(key, run);
   }
 
@@ -111,6 +121,11 @@ export function containerStandIn({ hostUrl, key }: StandInOptions) {
     monitor(): Promise<void> {
       const run = current();
       if (!run) return Promise.reject(new Error(NOT_RUNNING));
+      // A new instance of the object (after a reset) watches the same container with promises of its own.
+      if (run.owner !== self) {
+        run.owner = self;
+        run.ended = watch(run);
+      }
       return run.ended;
     },
     getTcpPort(port: number) {

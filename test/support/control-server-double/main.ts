@@ -18,13 +18,23 @@ for (const [name, value] of Object.entries(process.env)) {
 const { server, processes } = createControlServer(layout, baseEnv);
 server.listen(hostPort(layout, 3000), '127.0.0.1');
 
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.once(signal, () => {
-    server.close();
-    server.closeAllConnections();
-    processes.killAll().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  });
+let ending = false;
+function end(): void {
+  if (ending) return;
+  ending = true;
+  server.close();
+  server.closeAllConnections();
+  processes.killAll().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
 }
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, end);
+
+// A container does not outlive its platform: if the test run that started
+// this one dies without stopping it, it ends itself instead of lingering.
+const host = process.ppid;
+setInterval(() => {
+  if (process.ppid !== host) end();
+}, 1_000).unref();
