@@ -42,7 +42,11 @@ describe('one active run per thread, under concurrency', () => {
     for (let i = 0; i < 5; i++) {
       const threadId = `race-${i}-${crypto.randomUUID()}`;
       const last = await createRun({ prompt: 'first', threadId });
-      // Ended, and the thread not necessarily told yet: both turns race its settle and each other.
+      // Ended, and its thread not told yet (as if the notification were still on its way):
+      // the thread still names it active, so each turn must ask its object whether it ended.
+      await runInDurableObject(runStub(last.json.runId), (_object, state) => {
+        state.storage.sql.exec('UPDATE run SET thread_notified_at = 1');
+      });
       await feed(last.json.runId, [finished(last.json.runId)]);
       const turns = await Promise.all([createRun({ prompt: 'a', threadId }), createRun({ prompt: 'b', threadId })]);
       expect(turns.map((t) => t.res.status).sort()).toEqual([202, 409]);
