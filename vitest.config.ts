@@ -1,7 +1,7 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 import { faultProxy } from './test/support/fault-proxy.ts';
-import { quietRunner } from './test/support/quiet-runner.ts';
+import { QUIET_RUNNER_TOKEN, quietRunner } from './test/support/quiet-runner.ts';
 import { recordingRunner } from './test/support/recording-runner.ts';
 import { sqlText } from './test/support/sql-text.ts';
 import { ignoreKnownUnhandled } from './test/support/known-unhandled.ts';
@@ -20,7 +20,7 @@ export default defineConfig({
           cloudflareTest({
             wrangler: { configPath: './wrangler.toml' },
             miniflare: {
-              bindings: { RUNNER_URL: 'http://quiet-runner.test', STALL_TIMEOUT_SECONDS: '3600' },
+              bindings: { RUNNER_URL: 'http://quiet-runner.test', RUNNER_TOKEN: QUIET_RUNNER_TOKEN, STALL_TIMEOUT_SECONDS: '3600' },
               outboundService: quietRunner,
             },
           }),
@@ -37,6 +37,7 @@ export default defineConfig({
             miniflare: {
               bindings: {
                 RUNNER_URL: 'http://quiet-runner.test',
+                RUNNER_TOKEN: QUIET_RUNNER_TOKEN,
                 STALL_TIMEOUT_SECONDS: '3600',
                 API_TOKEN: 'test-api-token-7c1e9a52d4f8',
                 ALLOWED_ORIGINS: 'https://app.example',
@@ -56,7 +57,7 @@ export default defineConfig({
           cloudflareTest(({ inject }) => ({
             wrangler: { configPath: './wrangler.toml' },
             miniflare: {
-              bindings: { RUNNER_URL: 'http://runner.test', STALL_TIMEOUT_SECONDS: '4' },
+              bindings: { RUNNER_URL: 'http://runner.test', RUNNER_TOKEN: inject('runnerToken'), STALL_TIMEOUT_SECONDS: '4' },
               outboundService: faultProxy(inject('runnerUrl')),
             },
           })),

@@ -158,7 +158,7 @@ export class BaselineRunObject extends DurableObject<BenchEnv> {
     const runId = request.runId;
     let response: Response;
     try {
-      response = await httpTransport(this.env.RUNNER_URL ?? '').start(request);
+      response = await httpTransport(this.env.RUNNER_URL ?? '', this.env.RUNNER_TOKEN ?? '').start(request);
     } catch (error) {
       return this.#finish(runId, 'error', { message: String(error), code: 'runner_unavailable' });
     }

@@ -63,7 +63,7 @@ export class PipeObject extends DurableObject<BenchEnv> {
   }
 
   async #pump(request: RunnerRunRequest): Promise<void> {
-    const response = await httpTransport(this.env.RUNNER_URL ?? '').start(request);
+    const response = await httpTransport(this.env.RUNNER_URL ?? '', this.env.RUNNER_TOKEN ?? '').start(request);
     if (!response.ok || !response.body) {
       this.#end(`runner answered ${response.status}`);
       return;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, stopGroup } from '../scripts/local-stack.ts';
+import { newRunnerToken, writePrivateEnvFile } from '../scripts/private-env.ts';
 import { writeBenchConfig } from './config.ts';
 
 /**
@@ -53,19 +54,23 @@ export async function startBenchStack(onOutput?: (line: string) => void): Promis
     return child;
   };
 
-  const runner = start('runner', ['container/src/main.ts'], { RUNNER_PORT: String(runnerPort), RUNNER_HOST: '127.0.0.1' });
+  const runnerToken = newRunnerToken();
+  // The Worker gets the token from a private file (see private-env.ts), the runner in its environment.
+  const secrets = writePrivateEnvFile({ RUNNER_TOKEN: runnerToken });
+  const runner = start('runner', ['container/src/main.ts'], { RUNNER_PORT: String(runnerPort), RUNNER_HOST: '127.0.0.1', RUNNER_TOKEN: runnerToken });
   const worker = start(
     'wrangler',
     [
       WRANGLER, 'dev', '-c', config.path, '--ip', '127.0.0.1', '--port', String(port),
-      '--inspector-port', String(inspectorPort), '--persist-to', state, '--var', `RUNNER_URL:${runnerUrl}`,
+      '--inspector-port', String(inspectorPort), '--persist-to', state, '--var', `RUNNER_URL:${runnerUrl}`, '--env-file', secrets.path,
       '--show-interactive-dev-session=false', '--log-level', 'warn',
     ],
-    quiet,
+    { ...quiet, CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: 'true' },
   );
   const close = async () => {
     await Promise.all([stopGroup(worker), stopGroup(runner)]);
     rmSync(state, { recursive: true, force: true });
+    secrets.remove();
   };
   try {
     await waitForHealth(`${runnerUrl}/health`, runner);

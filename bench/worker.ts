@@ -32,7 +32,7 @@ function peerStub(env: BenchEnv, peer: string, runId: string) {
 bench.post('/:peer/runs', async (c) => {
   const input = parseCreateRunBody(await c.req.json(), 'demo');
   const runId = newRunId();
-  const request: RunnerRunRequest = { runId, ...input, threadId: input.threadId ?? runId };
+  const request: RunnerRunRequest = { runId, ...input, threadId: input.threadId ?? runId, tenant: null };
   await peerStub(c.env, c.req.param('peer'), runId).start(request);
   return c.json({ runId }, 202);
 });

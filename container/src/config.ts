@@ -1,8 +1,8 @@
 import { RUNNER_MAX_LINE_BYTES } from '../../src/protocol/index.ts';
 
 /**
- * The runner's settings, read once from the environment. Everything has a
- * default so `node container/src/main.ts` works with no configuration.
+ * The runner's settings, read once from the environment. Everything but
+ * RUNNER_TOKEN has a default.
  */
 export interface RunnerConfig {
   port: number;
@@ -21,6 +21,8 @@ export interface RunnerConfig {
   killGraceMs: number;
   /** Where the CLI harnesses work when the request names no `workspace`: `<root>/<threadId>`. */
   workspaceRoot: string | undefined;
+  /** RUNNER_TOKEN: the bearer token every route but `/health` requires. The runner refuses to start without it. */
+  token: string | undefined;
 }
 
 export const DEFAULT_PORT = 8788;
@@ -60,5 +62,6 @@ export function readRunnerConfig(env: Env = process.env): RunnerConfig {
     maxLineBytes: intFrom(env, ['RUNNER_MAX_LINE_BYTES'], DEFAULT_MAX_LINE_BYTES, 1024),
     killGraceMs: intFrom(env, ['RUNNER_KILL_GRACE_MS'], DEFAULT_KILL_GRACE_MS, 0),
     workspaceRoot: env.RUNNER_WORKSPACE_ROOT?.trim() || undefined,
+    token: env.RUNNER_TOKEN?.trim() || undefined,
   };
 }

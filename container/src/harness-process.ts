@@ -1,13 +1,14 @@
 /**
  * The harness process: spawned by the runner (supervisor.ts) once per run.
  *
- * stdin: one line, the `RunnerRunRequest` as JSON; the pipe then stays open,
+ * stdin: one line, the `HarnessJob` as JSON; the pipe then stays open,
  * and its end means the runner died, so the process group ends itself.
  * stdout: the run's chunks as NDJSON and nothing else. stderr: logs.
  */
 import { Console } from 'node:console';
-import { relayRunError, parseRunnerRunRequest, type HarnessName, type RunnerRunRequest } from '../../src/protocol/index.ts';
+import { parseTrustedJson, relayRunError, type HarnessName } from '../../src/protocol/index.ts';
 import { ChunkWriter } from './chunk-writer.ts';
+import { parseHarnessJob, type HarnessJob } from './harness-job.ts';
 import { createRedactor } from './redact.ts';
 import type { Harness } from './harnesses/types.ts';
 
@@ -45,16 +46,17 @@ function readRequestLine(): Promise<string> {
 async function main(): Promise<void> {
   const redact = createRedactor(process.env);
   const writer = new ChunkWriter(process.stdout, redact);
-  let request: RunnerRunRequest;
+  let job: HarnessJob;
   try {
-    request = parseRunnerRunRequest(JSON.parse(await readRequestLine()));
+    job = parseHarnessJob(parseTrustedJson(await readRequestLine(), 'job'));
   } catch (error) {
     process.stderr.write(`harness process: bad run request: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(2);
   }
+  const { request } = job;
   try {
     const harness = await HARNESSES[request.harness]();
-    await harness({ request, writer, env: process.env, redact });
+    await harness({ request, workspace: job.workspace, writer, env: process.env, redact });
   } catch (error) {
     const message = redact(error instanceof Error ? error.message : String(error));
     process.stderr.write(`harness process: ${redact(error instanceof Error ? (error.stack ?? message) : message)}\n`);

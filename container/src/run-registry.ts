@@ -1,5 +1,6 @@
 import type { RunnerRunRequest, RunnerRunStatus } from '../../src/protocol/index.ts';
 import type { RunnerConfig } from './config.ts';
+import { harnessEnv } from './harness-env.ts';
 import type { Redactor } from './redact.ts';
 import { RunSpool, type EndedState } from './spool.ts';
 import { startHarnessProcess, type HarnessProcess } from './supervisor.ts';
@@ -44,8 +45,8 @@ export class RunRegistry {
     return this.#runs.has(runId);
   }
 
-  /** The caller has checked that the run id is new and the harness available. */
-  start(request: RunnerRunRequest): Run {
+  /** The caller has checked that the run id is new and the harness available. `workspace`: the CLI harnesses' directory. */
+  start(request: RunnerRunRequest, workspace?: string): Run {
     const { config, env, redact, log } = this.#deps;
     let run: Run | undefined;
     const spool = new RunSpool({
@@ -56,8 +57,8 @@ export class RunRegistry {
       },
     });
     const harness = startHarnessProcess({
-      request,
-      env,
+      job: workspace === undefined ? { request } : { request, workspace },
+      env: harnessEnv(request.harness, env),
       spool,
       maxLineBytes: config.maxLineBytes,
       killGraceMs: config.killGraceMs,

@@ -1,7 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   ProtocolError,
   RUNNER_RUN_STATE_HEADER,
@@ -11,12 +9,13 @@ import {
   type RunnerHealth,
   type RunnerRunRequest,
 } from '../../src/protocol/index.ts';
-import { availableHarnesses, checkHarness } from './availability.ts';
+import { availableHarnesses, checkHarness, runnerHealth } from './availability.ts';
 import { readRunnerConfig, type RunnerConfig } from './config.ts';
-import { validateHarnessOptions } from './harness-options.ts';
 import { HttpError, readJsonBody, sendError, sendJson, startNdjson } from './http-util.ts';
 import { createRedactor, type Redactor } from './redact.ts';
 import { RunRegistry } from './run-registry.ts';
+import { requireRunnerToken, runnerGate } from './runner-auth.ts';
+import { defaultWorkspaceRoot, workspaceDir } from './workspace.ts';
 
 /** A run request carries the thread's transcript; far above any real one, far below memory trouble. */
 const MAX_RUN_REQUEST_BYTES = 16 * 1024 * 1024;
@@ -50,6 +49,8 @@ interface Context {
   env: Record<string, string | undefined>;
   registry: RunRegistry;
   redact: Redactor;
+  /** Throws the 401/403/415 a request gets before any route sees it. */
+  gate: (req: IncomingMessage, path: string) => void;
 }
 
 function toHttpError(error: unknown, redact: Redactor): HttpError {
@@ -60,22 +61,20 @@ function toHttpError(error: unknown, redact: Redactor): HttpError {
   return new HttpError(500, 'internal_error', redact(`The runner failed: ${message}`));
 }
 
-/** CLI harnesses work in a directory per thread unless the request names one, so a thread's turns share files. */
-function withWorkspace(request: RunnerRunRequest, config: RunnerConfig): RunnerRunRequest {
-  if (request.harness === 'demo' || request.workspace !== undefined) return request;
-  const root = config.workspaceRoot ?? join(tmpdir(), 'harness-relay-workspaces');
-  return { ...request, workspace: join(root, request.threadId) };
+/** CLI harnesses work in a directory per tenant and thread, so a thread's turns share files and tenants share none. */
+function workspaceFor(request: RunnerRunRequest, config: RunnerConfig): string | undefined {
+  if (request.harness === 'demo') return undefined;
+  return workspaceDir(config.workspaceRoot ?? defaultWorkspaceRoot(), request.tenant, request.threadId);
 }
 
 async function onStartRun(ctx: Context, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const request = parseRunnerRunRequest(await readJsonBody(req, MAX_RUN_REQUEST_BYTES));
-  validateHarnessOptions(request.harness, request.harnessOptions);
   if (ctx.registry.has(request.runId)) {
     throw new HttpError(409, 'run_exists', `Run ${request.runId} is already known to this runner; reattach with GET /runs/${request.runId}/stream.`);
   }
   const availability = checkHarness(request.harness, ctx.env, request);
   if (!availability.ok) throw new HttpError(400, 'harness_unavailable', availability.reason);
-  const run = ctx.registry.start(withWorkspace(request, ctx.config));
+  const run = ctx.registry.start(request, workspaceFor(request, ctx.config));
   startNdjson(res, { [RUNNER_RUN_STATE_HEADER]: run.spool.state });
   run.spool.subscribe(res, -1);
 }
@@ -95,8 +94,9 @@ function onStream(ctx: Context, runId: string, url: URL, res: ServerResponse): v
 async function route(ctx: Context, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://runner');
   const method = req.method ?? 'GET';
+  ctx.gate(req, url.pathname);
   if (url.pathname === '/health' && method === 'GET') {
-    const body: RunnerHealth = { ok: true, harnesses: availableHarnesses(ctx.env) };
+    const body: RunnerHealth = runnerHealth(ctx.env);
     return sendJson(res, 200, body);
   }
   if (url.pathname === '/run' && method === 'POST') return onStartRun(ctx, req, res);
@@ -114,16 +114,18 @@ async function route(ctx: Context, req: IncomingMessage, res: ServerResponse): P
   throw new HttpError(404, 'not_found', `No route for ${method} ${url.pathname}.`);
 }
 
+/** Rejects, naming RUNNER_TOKEN, when no token is configured (in `env` or `options.config.token`). */
 export async function startRunner(options: RunnerOptions = {}): Promise<RunningRunner> {
   const env = options.env ?? process.env;
   const config: RunnerConfig = { ...readRunnerConfig(env), ...options.config };
+  const gate = runnerGate(requireRunnerToken(config.token));
   if (options.port !== undefined) config.port = options.port;
   if (options.host !== undefined) config.host = options.host;
   const redact = createRedactor(env);
   const write = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const log = (line: string): void => write(redact(line));
   const registry = new RunRegistry({ config, env, redact, log });
-  const ctx: Context = { config, env, registry, redact };
+  const ctx: Context = { config, env, registry, redact, gate };
 
   const server = createServer((req, res) => {
     route(ctx, req, res).catch((error: unknown) => {

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { relayRunError, type RunnerRunRequest } from '../../src/protocol/index.ts';
+import { relayRunError } from '../../src/protocol/index.ts';
+import type { HarnessJob } from './harness-job.ts';
 import { LineSplitter, LineTooLongError, type SplitLines } from './line-splitter.ts';
 import type { Redactor } from './redact.ts';
 import type { RunSpool } from './spool.ts';
@@ -12,8 +13,8 @@ const MAX_LOG_LINE_CHARS = 2_000;
 
 export interface HarnessProcessOptions {
   /** Sent to the harness on stdin; secrets are never part of it. */
-  request: RunnerRunRequest;
-  /** The harness process's whole environment: the one place its credentials come from. */
+  job: HarnessJob;
+  /** The harness process's whole environment (harness-env.ts): the one place its credentials come from. */
   env: Record<string, string | undefined>;
   spool: RunSpool;
   maxLineBytes: number;
@@ -63,7 +64,8 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
  * runner is gone, so it never outlives the runner.
  */
 export function startHarnessProcess(options: HarnessProcessOptions): HarnessProcess {
-  const { request, spool, redact, log } = options;
+  const { job, spool, redact, log } = options;
+  const { request } = job;
   const tag = `[${request.runId} ${request.harness}]`;
   const child = spawn(process.execPath, [HARNESS_ENTRY], {
     detached: true,
@@ -86,7 +88,7 @@ export function startHarnessProcess(options: HarnessProcessOptions): HarnessProc
   };
 
   child.stdin.on('error', () => {}); // EPIPE when the harness exits first; the exit handlers report it
-  child.stdin.write(`${JSON.stringify(request)}\n`);
+  child.stdin.write(`${JSON.stringify(job)}\n`);
 
   // After its terminal chunk a harness exits by itself; one that lingers is stopped.
   const stopIfLingering = (): void => {

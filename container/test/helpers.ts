@@ -15,6 +15,9 @@ export function cleanEnv(extra: Record<string, string> = {}): Record<string, str
   return { ...env, ...extra };
 }
 
+/** The token every test runner is started with; `json` and `stream` send it unless told otherwise. */
+export const TEST_RUNNER_TOKEN = 'test-runner-token-5d0c2e7a91b4';
+
 export interface TestRunner extends RunningRunner {
   logs: string[];
 }
@@ -25,7 +28,7 @@ export async function startTestRunner(options: { env?: Record<string, string | u
     port: 0,
     host: '127.0.0.1',
     env: options.env ?? cleanEnv(),
-    config: { keepAliveMs: 50, killGraceMs: 2_000, ...options.config },
+    config: { keepAliveMs: 50, killGraceMs: 2_000, token: TEST_RUNNER_TOKEN, ...options.config },
     log: (line) => logs.push(line),
   });
   return Object.assign(runner, { logs });
@@ -37,7 +40,7 @@ export function runId(label = 'run'): string {
 }
 
 export function runBody(id: string, fields: Record<string, unknown> = {}): Record<string, unknown> {
-  return { runId: id, threadId: 'thread_1', harness: 'demo', messages: [{ role: 'user', content: 'count these words please' }], ...fields };
+  return { runId: id, threadId: 'thread_1', tenant: null, harness: 'demo', messages: [{ role: 'user', content: 'count these words please' }], ...fields };
 }
 
 export type StreamEvent = { kind: 'chunk'; chunk: Chunk } | { kind: 'blank' } | { kind: 'end' } | { kind: 'cut' };
@@ -117,9 +120,18 @@ export interface JsonAnswer {
   body: unknown;
 }
 
-function send(url: string, method: string, body?: string | Buffer): Promise<IncomingMessage> {
+/**
+ * Request headers: the runner token and, with a body, the JSON type are sent
+ * by default; a header set to `null` here is left out.
+ */
+export type Headers = Record<string, string | null>;
+
+function send(url: string, method: string, body: string | Buffer | undefined, extra: Headers = {}): Promise<IncomingMessage> {
+  const headers: Record<string, string> = {};
+  const wanted: Headers = { authorization: `Bearer ${TEST_RUNNER_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...extra };
+  for (const [name, value] of Object.entries(wanted)) if (value !== null) headers[name] = value;
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' } }, resolve);
+    const req = httpRequest(url, { method, headers }, resolve);
     req.on('error', reject);
     req.end(body);
   });
@@ -133,14 +145,14 @@ async function readJson(res: IncomingMessage): Promise<JsonAnswer> {
 }
 
 /** A request whose answer is JSON (errors, status, health). */
-export async function json(url: string, method = 'GET', body?: unknown): Promise<JsonAnswer> {
+export async function json(url: string, method = 'GET', body?: unknown, headers?: Headers): Promise<JsonAnswer> {
   const raw = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
-  return readJson(await send(url, method, raw));
+  return readJson(await send(url, method, raw, headers));
 }
 
 /** A request whose answer must be an NDJSON stream. */
-export async function stream(url: string, method = 'GET', body?: unknown): Promise<NdjsonStream> {
-  const res = await send(url, method, body === undefined ? undefined : JSON.stringify(body));
+export async function stream(url: string, method = 'GET', body?: unknown, headers?: Headers): Promise<NdjsonStream> {
+  const res = await send(url, method, body === undefined ? undefined : JSON.stringify(body), headers);
   if (res.statusCode !== 200) throw new Error(`expected a stream, got ${res.statusCode}: ${JSON.stringify((await readJson(res)).body)}`);
   return new NdjsonStream(res);
 }

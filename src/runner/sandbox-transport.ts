@@ -31,6 +31,12 @@ export interface SandboxTransportOptions {
   runnerCommand: string;
   /** Harness secrets (ANTHROPIC_API_KEY…), only those set. They reach the runner process's environment and nowhere else. */
   env: Record<string, string>;
+  /**
+   * The runner token of a sandbox (`runner-token.ts`): given to the runner it
+   * starts there as RUNNER_TOKEN, and sent on every request to it but the
+   * `/health` probe. Must answer the same for the same id in any incarnation.
+   */
+  runnerToken: (sandboxId: string) => Promise<string>;
   /** Bound on the runner answering `GET /health` once started. Default 60 s. */
   readyTimeoutMs?: number;
   /** Idle time before the container sleeps (and forgets every run). SDK default "10m"; an open stream counts as activity. */
@@ -95,7 +101,9 @@ export function sandboxTransport(namespace: DurableObjectNamespace<Sandbox>, opt
         if (await healthy(sandbox)) return;
         // The container's process store has no duplicate check on processId:
         // the probe above is what keeps this from starting a second runner.
-        runner = await sandbox.startProcess(command, { processId: RUNNER_PROCESS_ID, env: processEnv });
+        // The token travels like the secrets: in this one process's environment, never in the command or the session.
+        const env = { ...processEnv, RUNNER_TOKEN: await options.runnerToken(id) };
+        runner = await sandbox.startProcess(command, { processId: RUNNER_PROCESS_ID, env });
       }
     } catch (error) {
       throw new Error(`could not start the harness runner on ${where}: ${describe(error)}`);
@@ -129,6 +137,12 @@ export function sandboxTransport(namespace: DurableObjectNamespace<Sandbox>, opt
     return new Request(`http://localhost:${port}${path}`, init);
   }
 
+  /** A runner route other than `/health`: it answers only with the sandbox's token. */
+  async function authorizedRequest(id: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: string }): Promise<Request> {
+    const headers = { ...init.headers, authorization: `Bearer ${await options.runnerToken(id)}` };
+    return runnerRequest(path, { ...init, headers });
+  }
+
   /** The request itself. No AbortSignal crosses the RPC boundary; the caller's signal is honoured on this side. */
   async function send(id: string, sandbox: Sandbox, request: Request, signal?: AbortSignal): Promise<Response> {
     const pending = sandbox.containerFetch(request, port);
@@ -155,7 +169,7 @@ export function sandboxTransport(namespace: DurableObjectNamespace<Sandbox>, opt
         headers: { 'content-type': 'application/json', accept: 'application/x-ndjson' },
         body: JSON.stringify(request),
       };
-      return send(id, sandbox, runnerRequest('/run', init), signal);
+      return send(id, sandbox, await authorizedRequest(id, '/run', init), signal);
     },
     async reattach(runId: string, fromSeq: number, signal?: AbortSignal) {
       signal?.throwIfAborted();
@@ -164,7 +178,7 @@ export function sandboxTransport(namespace: DurableObjectNamespace<Sandbox>, opt
       await ready(id, sandbox);
       signal?.throwIfAborted();
       const path = `/runs/${encodeURIComponent(runId)}/stream?fromSeq=${fromSeq}`;
-      return send(id, sandbox, runnerRequest(path, { headers: { accept: 'application/x-ndjson' } }), signal);
+      return send(id, sandbox, await authorizedRequest(id, path, { headers: { accept: 'application/x-ndjson' } }), signal);
     },
     async cancel(runId: string) {
       const { id, sandbox } = open(runId);
@@ -176,7 +190,7 @@ export function sandboxTransport(namespace: DurableObjectNamespace<Sandbox>, opt
       if (!(await sandbox.isContainerRunning())) {
         throw new Error(`sandbox ${id} is not running, so no harness runs there to cancel`);
       }
-      const request = runnerRequest(`/runs/${encodeURIComponent(runId)}/cancel`, { method: 'POST' });
+      const request = await authorizedRequest(id, `/runs/${encodeURIComponent(runId)}/cancel`, { method: 'POST' });
       return withDeadline(send(id, sandbox, request), CANCEL_TIMEOUT_MS, `cancel through sandbox ${id} timed out`);
     },
   };

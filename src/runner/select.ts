@@ -1,6 +1,7 @@
 import type { Sandbox } from './sandbox-object.ts';
 import type { RelayConfig, RelayEnv } from '../config.ts';
 import { httpTransport } from './http-transport.ts';
+import { runnerTokenKey, sandboxRunnerToken } from './runner-token.ts';
 import { sandboxTransport } from './sandbox-transport.ts';
 import type { RunnerTransport } from './transport.ts';
 
@@ -19,9 +20,10 @@ export function harnessSecrets(env: RelayEnv): Record<string, string> {
   return secrets;
 }
 
-/** `RUNNER_URL` set: plain HTTP (dev, tests). Unset: the container binding. */
+/** `RUNNER_URL` set: plain HTTP (dev, tests) with `RUNNER_TOKEN`. Unset: the container binding, a derived token per sandbox. */
 export function transportFor(env: RelayEnv, config: RelayConfig, sandboxIdFor: (runId: string) => string): RunnerTransport {
-  if (config.runnerUrl) return httpTransport(config.runnerUrl);
+  // readConfig refuses RUNNER_URL without RUNNER_TOKEN, so the token is there whenever the URL is.
+  if (config.runnerUrl) return httpTransport(config.runnerUrl, config.runnerToken ?? '');
   return sandboxTransport(env.Sandbox as unknown as DurableObjectNamespace<Sandbox>, {
     // The thread chose it when the run began (one sandbox per thread, by default).
     sandboxId: sandboxIdFor,
@@ -30,5 +32,6 @@ export function transportFor(env: RelayEnv, config: RelayConfig, sandboxIdFor: (
     env: harnessSecrets(env),
     // Unset: the SDK's default (10m), or what a sandbox was configured with before.
     sleepAfter: config.sandbox.sleepAfter,
+    runnerToken: async (sandboxId) => sandboxRunnerToken(await runnerTokenKey(config), sandboxId),
   });
 }

@@ -10,7 +10,7 @@ function chunks(tail: Tail): StreamChunk[] {
 
 /** What the runner produced for the run, from its spool: the ground truth the log must equal. */
 async function runnerLines(runId: string): Promise<StreamChunk[]> {
-  const res = await fetch(`${inject('runnerUrl')}/runs/${runId}/stream?fromSeq=-1`);
+  const res = await fetch(`${inject('runnerUrl')}/runs/${runId}/stream?fromSeq=-1`, { headers: { authorization: `Bearer ${inject('runnerToken')}` } });
   const text = await res.text();
   return text
     .split('\n')

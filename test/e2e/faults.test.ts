@@ -3,14 +3,16 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, type LocalStack } from '../../scripts/local-stack.ts';
+import { newRunnerToken } from '../../scripts/private-env.ts';
 import { follow, getRun, postRun, prng, startStack, waitSettled } from './stack.ts';
 
 const RUNNER_MAIN = fileURLToPath(new URL('../../container/src/main.ts', import.meta.url));
+const RUNNER_TOKEN = newRunnerToken();
 
 /** The runner as its own process, so a test can kill or freeze it like a crashed or hung container. */
 async function spawnRunner(port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, [RUNNER_MAIN], {
-    env: { ...process.env, RUNNER_PORT: String(port), RUNNER_HOST: '127.0.0.1', RUNNER_KEEPALIVE_MS: '500' },
+    env: { ...process.env, RUNNER_PORT: String(port), RUNNER_HOST: '127.0.0.1', RUNNER_KEEPALIVE_MS: '500', RUNNER_TOKEN },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   // It prints one line once it listens.
@@ -33,7 +35,7 @@ let runnerPort: number;
 beforeAll(async () => {
   runnerPort = await freePort();
   runner = await spawnRunner(runnerPort);
-  stack = await startStack({ runnerUrl: `http://127.0.0.1:${runnerPort}`, vars: { STALL_TIMEOUT_SECONDS: '3' } });
+  stack = await startStack({ runnerUrl: `http://127.0.0.1:${runnerPort}`, runnerToken: RUNNER_TOKEN, vars: { STALL_TIMEOUT_SECONDS: '3' } });
 });
 
 afterAll(async () => {

@@ -15,6 +15,9 @@ export function faultProxy(runnerUrl: string) {
   return async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     const target = new URL(url.pathname + url.search, runnerUrl);
+    // The relay's runner token goes through as sent: the real runner checks it.
+    const authorization = request.headers.get('authorization') ?? '';
+    const postJson = { 'content-type': 'application/json', authorization };
     if (url.pathname.startsWith('/control/requests/')) {
       return Response.json(requests.get(url.pathname.slice('/control/requests/'.length)) ?? null);
     }
@@ -41,11 +44,11 @@ export function faultProxy(runnerUrl: string) {
             return new Response(new ReadableStream<Uint8Array>(), { headers: { 'content-type': 'application/x-ndjson' } });
           }
           const { model: _model, ...rest } = body as Record<string, unknown>;
-          return fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(rest) });
+          return fetch(target, { method: 'POST', headers: postJson, body: JSON.stringify(rest) });
         }
         case 'fault:banner': {
           const { model: _model, ...rest } = body as Record<string, unknown>;
-          const upstream = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(rest) });
+          const upstream = await fetch(target, { method: 'POST', headers: postJson, body: JSON.stringify(rest) });
           const banner = encoder.encode('runner v0 starting up...\n\n');
           const stream = new ReadableStream<Uint8Array>({
             async start(controller) {
@@ -62,7 +65,7 @@ export function faultProxy(runnerUrl: string) {
           return new Response(stream, { status: upstream.status, headers: { 'content-type': 'application/x-ndjson' } });
         }
         default:
-          return fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+          return fetch(target, { method: 'POST', headers: postJson, body: text });
       }
     }
     return fetch(target, { method: request.method, headers: request.headers, body: request.method === 'GET' ? null : await request.arrayBuffer() });

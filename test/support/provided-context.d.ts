@@ -3,6 +3,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** Base URL of the real runner started for the driver tests. */
     runnerUrl: string;
+    /** Its RUNNER_TOKEN, also the driver project's RUNNER_TOKEN binding. */
+    runnerToken: string;
     /** Base URL of the container host behind the sandbox project's stand-in for ctx.container. */
     containerHostUrl: string;
   }

@@ -1,5 +1,4 @@
 import type { chat, ModelMessage } from '@tanstack/ai';
-import type { RunnerRunRequest } from '../../../src/protocol/index.ts';
 import { pipeChatStream } from './chat-stream.ts';
 import type { HarnessContext } from './types.ts';
 
@@ -11,16 +10,16 @@ export type AgentAdapter = Parameters<typeof chat>[0]['adapter'];
  * already the isolation boundary, so the CLI runs directly in it, in the
  * run's workspace directory (kept across a thread's turns).
  */
-export async function localSandbox(request: RunnerRunRequest) {
+export async function localSandbox(workspace: string | undefined) {
   const [{ defineSandbox, defineWorkspace, withSandbox }, { localProcessSandbox }] = await Promise.all([
     import('@tanstack/ai-sandbox'),
     import('@tanstack/ai-sandbox-local-process'),
   ]);
-  if (request.workspace === undefined) throw new Error('the runner gave this harness no workspace directory');
+  if (workspace === undefined) throw new Error('the runner gave this harness no workspace directory');
   return withSandbox(
     defineSandbox({
       id: 'harness-relay',
-      provider: localProcessSandbox({ dir: request.workspace }),
+      provider: localProcessSandbox({ dir: workspace }),
       // The adapters require a workspace; `none` adds no clone, setup or AGENTS.md to the directory.
       workspace: defineWorkspace({ source: { type: 'none' } }),
       // One process per run: there is no longer-lived store to resume a sandbox from.
@@ -35,7 +34,7 @@ export async function localSandbox(request: RunnerRunRequest) {
  */
 export async function pipeSandboxedAgent(ctx: HarnessContext, adapter: AgentAdapter, sessionId: string | undefined): Promise<void> {
   const { request } = ctx;
-  const [{ chat }, sandbox] = await Promise.all([import('@tanstack/ai'), localSandbox(request)]);
+  const [{ chat }, sandbox] = await Promise.all([import('@tanstack/ai'), localSandbox(ctx.workspace)]);
   const stream = chat({
     adapter,
     // Same JSON on the wire; the relay's and the adapter's `@tanstack/ai` releases only differ in type identity.

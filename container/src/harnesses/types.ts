@@ -5,6 +5,8 @@ import type { Redactor } from '../redact.ts';
 /** What a harness gets inside its process. It writes chunks and returns when the run is over. */
 export interface HarnessContext {
   request: RunnerRunRequest;
+  /** The run's working directory (per tenant and thread), for the harnesses that work on files. */
+  workspace: string | undefined;
   writer: ChunkWriter;
   /** The process environment: the only place credentials come from. */
   env: Record<string, string | undefined>;
