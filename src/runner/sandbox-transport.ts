@@ -98,7 +98,10 @@ export function sandboxTransport(namespace: DurableObjectNamespace<Sandbox>, opt
       runner = await sandbox.getProcess(RUNNER_PROCESS_ID);
       if (!runner || !isLive(runner.status)) {
         // A runner started under a record another caller overwrote still answers.
-        if (await healthy(sandbox)) return;
+        // No record at all means nothing was started under the id in this
+        // container: no probe then (@cloudflare/containers logs an error for
+        // every request to a port nothing listens on).
+        if (runner && (await healthy(sandbox))) return;
         // The container's process store has no duplicate check on processId:
         // the probe above is what keeps this from starting a second runner.
         // The token travels like the secrets: in this one process's environment, never in the command or the session.
