@@ -17,6 +17,8 @@ import type { Sandbox } from '@cloudflare/sandbox';
 /** The control server's port in every sandbox container (the SDK refuses it for anything else). */
 const CONTROL_PORT = 3000;
 const RATE_LIMITED = 'you are requesting too many containers per second';
+/** The platform's admission messages, as the SDK matches them (CONTAINER_UNAVAILABLE_SIGNATURES). */
+const NO_INSTANCE = ['there is no container instance', 'maximum number of running container instances exceeded'];
 
 export class ContainerRefusedError extends Error {
   override name = 'ContainerRefusedError';
@@ -47,8 +49,9 @@ export function refusalOf(status: number, body: string): Refusal | null {
   }
   const text = [body, parsed.context?.error].filter((part) => typeof part === 'string').join(' ').toLowerCase();
   if (status === 429 || text.includes(RATE_LIMITED)) return { kind: 'rate', detail: RATE_LIMITED };
-  if (parsed.code === 'CONTAINER_UNAVAILABLE') {
-    return { kind: 'capacity', detail: typeof parsed.message === 'string' ? parsed.message : 'no container instance is available' };
+  if (parsed.code === 'CONTAINER_UNAVAILABLE' || NO_INSTANCE.some((signature) => text.includes(signature))) {
+    const detail = typeof parsed.message === 'string' ? parsed.message : body.split('\n')[0]!.trim();
+    return { kind: 'capacity', detail: detail || 'no container instance is available' };
   }
   return null;
 }

@@ -6,7 +6,7 @@ afterEach(async () => {
 });
 
 describe('the platform refuses a start', () => {
-  it('rate-limited (429): the run fails runner_unavailable, and the message names max_instances', async () => {
+  it('starts rate-limited (429 from @cloudflare/containers, a 503 from the Sandbox class): the run fails runner_unavailable, and the message names max_instances', async () => {
     await setPlatform({ refuse: 'rate_limited' });
     const created = await createRun({ prompt: 'too fast', harnessOptions: { chunks: 3, delayMs: 0 } });
     const record = await settled(created.json.runId);
@@ -16,7 +16,7 @@ describe('the platform refuses a start', () => {
     expect(record.error!.message).toMatch(/too many containers per second/);
   });
 
-  it('max_instances (503): with SANDBOX_REUSE=thread every thread awake within sleepAfter holds an instance, so the next thread is refused until one frees', async () => {
+  it('max_instances reached (503): with SANDBOX_REUSE=thread every thread awake within sleepAfter holds an instance, so the next thread is refused until one frees', async () => {
     // The account's instances: what earlier tests left awake, plus room for two threads.
     const live = (await host<HostInstance[]>('/instances')).length;
     await setPlatform({ maxInstances: live + 2 });
