@@ -17,9 +17,10 @@ describe('the platform refuses a start', () => {
   });
 
   it('max_instances reached (503): with SANDBOX_REUSE=thread every thread awake within sleepAfter holds an instance, so the next thread is refused until one frees', async () => {
-    // The account's instances: what earlier tests left awake, plus room for two threads.
-    const live = (await host<HostInstance[]>('/instances')).length;
-    await setPlatform({ maxInstances: live + 2 });
+    // An account with room for two: what earlier files left awake is stopped
+    // first (files run one at a time), so none of it can sleep mid-test and free a place.
+    for (const { instance } of await host<HostInstance[]>('/instances')) await host(`/instances/${instance}`, { method: 'DELETE' });
+    await setPlatform({ maxInstances: 2 });
     for (const name of ['a', 'b']) {
       const run = await createRun({ prompt: name, threadId: `cap-${name}-${crypto.randomUUID()}`, harnessOptions: { chunks: 3, delayMs: 0 } });
       expect((await settled(run.json.runId)).status).toBe('completed');
