@@ -9,7 +9,7 @@ import { Console } from 'node:console';
 import { parseTrustedJson, relayRunError, type HarnessName } from '../../src/protocol/index.ts';
 import { ChunkWriter } from './chunk-writer.ts';
 import { parseHarnessJob, type HarnessJob } from './harness-job.ts';
-import { createRedactor } from './redact.ts';
+import { createRedactor, secretValues } from './redact.ts';
 import type { Harness } from './harnesses/types.ts';
 
 // Stray console output from any library would corrupt the NDJSON on stdout.
@@ -45,7 +45,7 @@ function readRequestLine(): Promise<string> {
 
 async function main(): Promise<void> {
   const redact = createRedactor(process.env);
-  const writer = new ChunkWriter(process.stdout, redact);
+  const writer = new ChunkWriter(process.stdout, redact, secretValues(process.env));
   let job: HarnessJob;
   try {
     job = parseHarnessJob(parseTrustedJson(await readRequestLine(), 'job'));

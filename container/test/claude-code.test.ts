@@ -49,6 +49,8 @@ describe('the claude-code harness (fake claude CLI on PATH)', () => {
       'TEXT_MESSAGE_START',
       'TEXT_MESSAGE_CONTENT',
       'TEXT_MESSAGE_CONTENT',
+      // The "s" that ends "files" could start the key ("sk-…"): streaming redaction holds it until the message ends.
+      'TEXT_MESSAGE_CONTENT',
       'TEXT_MESSAGE_END',
       'TOOL_CALL_START',
       'TOOL_CALL_ARGS',
@@ -59,6 +61,7 @@ describe('the claude-code harness (fake claude CLI on PATH)', () => {
     expect(chunks[0]).toMatchObject({ type: 'RUN_STARTED', runId: id, threadId: 'thread_1' });
     const text = chunks.filter((chunk) => chunk.type === 'TEXT_MESSAGE_CONTENT').map((chunk) => chunk.delta).join('');
     expect(text).toBe('You said: list the files');
+    expect(chunks.filter((chunk) => chunk.type === 'TEXT_MESSAGE_CONTENT').map((chunk) => chunk.delta)).toEqual(['You said: ', 'list the file', 's']);
     expect(chunks.find((chunk) => chunk.type === 'TOOL_CALL_START')).toMatchObject({ toolCallId: 'toolu_fake_1', toolCallName: 'Bash' });
     expect(chunks.find((chunk) => chunk.type === 'TOOL_CALL_END')).toMatchObject({ input: { command: 'printenv ANTHROPIC_API_KEY' } });
     // The fake CLI prints the key as its tool result: it must arrive scrubbed.
