@@ -60,7 +60,7 @@ describe('the deployed path: Worker → RunObject → @cloudflare/sandbox → co
         tenant: null,
       }),
     );
-    const bodies = await Promise.all(transports.map(async (transport, i) => (await transport.start(requests[i]!)).text()));
+    const bodies = await Promise.all(transports.map(async (transport, i) => new TextDecoder().decode(await (await transport.start(requests[i]!)).arrayBuffer())));
     for (const body of bodies) {
       const types = body.split('\n').filter((line) => line.trim() !== '').map((line) => (JSON.parse(line) as { type: string }).type);
       expect(types.at(-1)).toBe('RUN_FINISHED');

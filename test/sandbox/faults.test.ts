@@ -4,7 +4,7 @@ import { readConfig, type RelayEnv } from '../../src/config.ts';
 import type { RunView } from '../../src/protocol/index.ts';
 import { RUNNER_PROCESS_ID } from '../../src/runner/sandbox-transport.ts';
 import { transportFor } from '../../src/runner/select.ts';
-import { api, containersOf, createRun, eventually, host, processesOf, sandboxEnv, sandboxIdOf, sandboxOf, seqsOf, settled } from './helpers.ts';
+import { api, containersOf, createRun, eventsText, eventually, host, processesOf, sandboxEnv, sandboxIdOf, sandboxOf, seqsOf, settled } from './helpers.ts';
 
 /** Where @cloudflare/containers 0.3.7 stores the container's status (ContainerState). */
 const CONTAINER_STATE_KEY = '__CF_CONTAINER_STATE';
@@ -25,7 +25,7 @@ async function underWay(runId: string): Promise<RunView> {
 }
 
 async function lastChunk(runId: string): Promise<{ type: string; code?: string; message?: string }> {
-  const lines = (await (await api(`/runs/${runId}/events`)).text()).split('\n').filter((line) => line.trim() !== '');
+  const lines = (await eventsText(runId)).split('\n').filter((line) => line.trim() !== '');
   const frames = lines.map((line) => JSON.parse(line) as { seq?: number; chunk?: { type: string; code?: string; message?: string } });
   return frames.filter((frame) => frame.chunk !== undefined).at(-1)!.chunk!;
 }

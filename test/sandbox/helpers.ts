@@ -81,9 +81,14 @@ export function setPlatform(settings: { maxInstances?: number; refuse?: 'rate_li
   return host('/platform', { method: 'PUT', body: JSON.stringify(settings) });
 }
 
+/** A finished run's NDJSON tail, as text (decoded by hand: workerd warns on .text() of a non-text type). */
+export async function eventsText(runId: string): Promise<string> {
+  return new TextDecoder().decode(await (await api(`/runs/${runId}/events`)).arrayBuffer());
+}
+
 /** Every event line of a finished run, through the NDJSON tail. */
 export async function seqsOf(runId: string): Promise<number[]> {
-  const text = await (await api(`/runs/${runId}/events`)).text();
+  const text = await eventsText(runId);
   const seqs: number[] = [];
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;

@@ -48,7 +48,7 @@ export interface ContainerHost {
 }
 
 /** `ENV A=1 B=2` instructions of the Dockerfile the deploy builds, so the stand-in's env is the image's. */
-export function imageEnv(dockerfile = readFileSync(join(REPO, 'container/Dockerfile'), 'utf8')): Record<string, string> {
+function imageEnv(dockerfile = readFileSync(join(REPO, 'container/Dockerfile'), 'utf8')): Record<string, string> {
   const env: Record<string, string> = {};
   const joined = dockerfile.replace(/\\\r?\n/g, ' ');
   for (const line of joined.split(/\r?\n/)) {
