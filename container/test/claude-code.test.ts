@@ -63,10 +63,10 @@ describe('the claude-code harness (fake claude CLI on PATH)', () => {
     expect(text).toBe('You said: list the files');
     expect(chunks.filter((chunk) => chunk.type === 'TEXT_MESSAGE_CONTENT').map((chunk) => chunk.delta)).toEqual(['You said: ', 'list the file', 's']);
     expect(chunks.find((chunk) => chunk.type === 'TOOL_CALL_START')).toMatchObject({ toolCallId: 'toolu_fake_1', toolCallName: 'Bash' });
-    expect(chunks.find((chunk) => chunk.type === 'TOOL_CALL_END')).toMatchObject({ input: { command: 'printenv ANTHROPIC_API_KEY' } });
+    expect(chunks.find((chunk) => chunk.type === 'TOOL_CALL_END')).toMatchObject({ metadata: { tanstack: { input: { command: 'printenv ANTHROPIC_API_KEY' } } } });
     // The fake CLI prints the key as its tool result: it must arrive scrubbed.
     expect(chunks.find((chunk) => chunk.type === 'TOOL_CALL_RESULT')).toMatchObject({ toolCallId: 'toolu_fake_1', content: '[redacted]\n' });
-    expect(chunks.at(-1)).toMatchObject({ type: 'RUN_FINISHED', runId: id, finishReason: 'stop' });
+    expect(chunks.at(-1)).toMatchObject({ type: 'RUN_FINISHED', runId: id, metadata: { tanstack: { finishReason: 'stop' } } });
     expectNoKey(chunks, runner.logs);
     expect((await json(`${runner.url}/runs/${id}`)).body).toMatchObject({ state: 'finished', lastSeq: chunks.length - 1 });
   });

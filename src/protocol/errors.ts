@@ -57,6 +57,29 @@ export const RELAY_RUN_ERROR_CODES = [
 export type RelayRunErrorCode = (typeof RELAY_RUN_ERROR_CODES)[number];
 
 /**
+ * Codes of the `RUN_ERROR` a real harness's run ends with (SPEC "Harness
+ * chunks: one dialect"): the runner maps every provider and CLI failure to one
+ * of these and keeps the provider's or CLI's own message.
+ */
+export const HARNESS_RUN_ERROR_CODES = [
+  /** The provider rejected the key. */
+  'provider_auth',
+  'rate_limited',
+  'provider_overloaded',
+  /** Any other failure the provider reported. */
+  'provider_error',
+  /** The CLI failed, or reported an error result (Claude Code's `result` with `is_error: true`). */
+  'harness_failed',
+  'harness_unavailable',
+] as const;
+
+export type HarnessRunErrorCode = (typeof HARNESS_RUN_ERROR_CODES)[number];
+
+export function isHarnessRunErrorCode(value: unknown): value is HarnessRunErrorCode {
+  return typeof value === 'string' && (HARNESS_RUN_ERROR_CODES as readonly string[]).includes(value);
+}
+
+/**
  * A plain field, not a constructor parameter property: Node runs these files
  * with type stripping only, which rejects parameter properties.
  */

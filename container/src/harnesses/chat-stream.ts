@@ -1,38 +1,31 @@
-import { relayRunError } from '../../../src/protocol/index.ts';
+import type { WireChunk } from '../chunk-writer.ts';
+import type { CliEventTap } from './cli-events.ts';
+import { RunNormalizer } from './normalize.ts';
 import type { HarnessContext } from './types.ts';
 
-/** The AG-UI type of a chunk, whichever `@tanstack/ai` release produced it. */
-interface AnyChunk {
-  readonly type: unknown;
-}
-
-function isTerminal(chunk: AnyChunk): boolean {
-  return chunk.type === 'RUN_FINISHED' || chunk.type === 'RUN_ERROR';
-}
-
 /**
- * Writes a `chat()` stream to the runner, ending with exactly one terminal chunk.
- *
- * The relay ends a run at its first terminal chunk, but an adapter may yield
- * more after it (Claude Code's `file.changed` diff event comes after
- * `RUN_FINISHED`, and an agent loop finishes once per model turn). So the
- * terminal chunk is held back and written last; only the final one counts.
+ * Writes a `chat()` stream to the runner in the relay's one dialect
+ * (`RunNormalizer`): `RUN_STARTED` with the run's id first, exactly one
+ * terminal chunk last, a thrown error as `RUN_ERROR harness_failed`.
  */
-export async function pipeChatStream(stream: AsyncIterable<AnyChunk>, { request, writer }: HarnessContext): Promise<void> {
-  let terminal: AnyChunk | undefined;
-  try {
-    for await (const chunk of stream) {
-      if (isTerminal(chunk)) {
-        terminal = chunk;
-        continue;
-      }
+export async function pipeChatStream(stream: AsyncIterable<{ readonly type: unknown }>, { request, writer }: HarnessContext, tap?: CliEventTap): Promise<void> {
+  const normalizer = new RunNormalizer(request.harness, request.runId, request.threadId);
+  const write = async (chunks: WireChunk[]) => {
+    for (const chunk of chunks) {
       const wait = writer.write(chunk);
       if (wait !== undefined) await wait;
     }
+  };
+  let failure: { message: string } | undefined;
+  try {
+    for await (const chunk of stream) {
+      // Both `@tanstack/ai` releases' chunks are JSON objects with a string `type`.
+      const corrected = tap === undefined ? (chunk as WireChunk) : tap.transform(chunk as WireChunk);
+      if (corrected !== null) await write(normalizer.push(corrected));
+    }
   } catch (error) {
     // Redacted by the writer like every other line.
-    const message = error instanceof Error ? error.message : String(error);
-    terminal = relayRunError(request.runId, request.threadId, 'runner_error', `The ${request.harness} harness failed: ${message}`);
+    failure = { message: `The ${request.harness} harness failed: ${error instanceof Error ? error.message : String(error)}` };
   }
-  writer.write(terminal ?? relayRunError(request.runId, request.threadId, 'runner_error', `The ${request.harness} harness ended without RUN_FINISHED or RUN_ERROR.`));
+  await write(normalizer.finish(failure));
 }

@@ -1,4 +1,5 @@
 import { SAFE_HARNESS_DEFAULTS, parseHarnessOptions } from '../../../src/protocol/index.ts';
+import { claudeCodeTap } from './cli-events.ts';
 import { pipeSandboxedAgent } from './local-sandbox.ts';
 import type { HarnessContext } from './types.ts';
 
@@ -21,5 +22,5 @@ export async function runClaudeCode(ctx: HarnessContext): Promise<void> {
     // Always explicit: the adapter's own default is bypassPermissions.
     permissionMode: options.permissionMode ?? SAFE_HARNESS_DEFAULTS['claude-code'].permissionMode,
   });
-  await pipeSandboxedAgent(ctx, adapter, options.sessionId);
+  await pipeSandboxedAgent(ctx, adapter, options.sessionId, claudeCodeTap());
 }

@@ -1,4 +1,5 @@
 import { SAFE_HARNESS_DEFAULTS, parseHarnessOptions } from '../../../src/protocol/index.ts';
+import { codexTap } from './cli-events.ts';
 import { pipeSandboxedAgent } from './local-sandbox.ts';
 import type { HarnessContext } from './types.ts';
 
@@ -20,5 +21,5 @@ export async function runCodex(ctx: HarnessContext): Promise<void> {
     sandboxMode: options.sandboxMode ?? SAFE_HARNESS_DEFAULTS.codex.sandboxMode,
     ...(options.modelReasoningEffort !== undefined ? { modelReasoningEffort: options.modelReasoningEffort } : {}),
   });
-  await pipeSandboxedAgent(ctx, adapter, options.sessionId);
+  await pipeSandboxedAgent(ctx, adapter, options.sessionId, codexTap());
 }

@@ -1,5 +1,6 @@
 import type { chat, ModelMessage } from '@tanstack/ai';
 import { pipeChatStream } from './chat-stream.ts';
+import { tappedAdapter, type CliEventTap } from './cli-events.ts';
 import type { HarnessContext } from './types.ts';
 
 /** A coding-agent text adapter (Claude Code, Codex) as `chat()` takes it. */
@@ -32,11 +33,11 @@ export async function localSandbox(workspace: string | undefined) {
  * Runs a coding-agent adapter with `chat()` in the local sandbox and writes its
  * stream to the runner: the part the CLI harnesses share.
  */
-export async function pipeSandboxedAgent(ctx: HarnessContext, adapter: AgentAdapter, sessionId: string | undefined): Promise<void> {
+export async function pipeSandboxedAgent(ctx: HarnessContext, adapter: AgentAdapter, sessionId: string | undefined, tap: CliEventTap): Promise<void> {
   const { request } = ctx;
   const [{ chat }, sandbox] = await Promise.all([import('@tanstack/ai'), localSandbox(ctx.workspace)]);
   const stream = chat({
-    adapter,
+    adapter: tappedAdapter(adapter, tap),
     // Same JSON on the wire; the relay's and the adapter's `@tanstack/ai` releases only differ in type identity.
     messages: request.messages as unknown as ModelMessage[],
     runId: request.runId,
@@ -44,5 +45,5 @@ export async function pipeSandboxedAgent(ctx: HarnessContext, adapter: AgentAdap
     middleware: [sandbox],
     ...(sessionId !== undefined ? { modelOptions: { sessionId } } : {}),
   });
-  await pipeChatStream(stream, ctx);
+  await pipeChatStream(stream, ctx, tap);
 }
