@@ -23,6 +23,7 @@ console.log(`
   harness-relay is running
     demo page + API   ${stack.url}
     runner            ${stack.runnerUrl}  (harnesses here: ${stack.runner?.harnesses().join(', ')})
+    runner token      fresh for this start, held by the runner and the Worker only
     default harness   ${harness}
     auth              ${auth}
 
