@@ -6,7 +6,8 @@
  * recognises failures by their message text, so those are the platform's:
  *
  * - `running`: true from `start()` until the container's exit is known;
- * - `start()`: synchronous, throws if already running, as workerd's does;
+ * - `start({ env })`: synchronous, throws if already running, as workerd's
+ *   does; `env` becomes the container's environment;
  * - `monitor()`: resolves on exit code 0, rejects with "container exited with
  *   unexpected exit code: N" otherwise, or with the platform's admission
  *   errors ("there is no container instance that can be provided to this
@@ -77,10 +78,11 @@ export function containerStandIn({ hostUrl, key }: StandInOptions) {
     return ended;
   }
 
-  function start(): void {
+  /** `env` is the container's environment (the SDK passes its `envVars`); the rest of workerd's options mean nothing here. */
+  function start(options?: { env?: Record<string, string> }): void {
     if (current()?.running) throw new Error('start() cannot be called on a container that is already running.');
     const run: ContainerRun = { running: true, owner: self, launched: Promise.resolve({ instance: '', ports: {} }), ended: Promise.resolve() };
-    run.launched = hostJson(`${hostUrl}/instances`, { method: 'POST', body: JSON.stringify({ key }) }).then(({ status, json }) => {
+    run.launched = hostJson(`${hostUrl}/instances`, { method: 'POST', body: JSON.stringify({ key, env: options?.env ?? {} }) }).then(({ status, json }) => {
       if (status === 201) return { instance: String(json.instance), ports: json.ports as Record<string, number> };
       throw new Error(json.refusal === 'rate_limited' ? RATE_LIMITED : NO_INSTANCE);
     });

@@ -57,8 +57,9 @@ describe('what the runner is given, and what nothing else in the container sees'
     expect(sessionEnv.RUNNER_TOKEN).toBeUndefined();
     for (const secret of [...secrets, SANDBOX_PROJECT_VARS.RUNNER_SECRET]) expect(session.stdout).not.toContain(secret);
 
-    // The control server itself (the container's entrypoint).
+    // The control server itself (the container's entrypoint), which has what the container was started with.
     const control = await environOf(sandboxId, container.pid);
+    expect(control.SANDBOX_LOG_LEVEL).toBe(SANDBOX_PROJECT_VARS.SANDBOX_LOG_LEVEL);
     for (const secret of [...secrets, SANDBOX_PROJECT_VARS.RUNNER_SECRET]) expect(Object.values(control)).not.toContain(secret);
   });
 

@@ -131,7 +131,7 @@ export async function startContainerHost(): Promise<ContainerHost> {
   const baseEnv = imageEnv();
   let counter = 0;
 
-  async function launch(key: string): Promise<Instance> {
+  async function launch(key: string, startEnv: Record<string, string>): Promise<Instance> {
     const id = `c${++counter}`;
     const ports: Record<string, number> = {};
     for (const port of PUBLISHED_PORTS) ports[port] = await freePort();
@@ -142,6 +142,8 @@ export async function startContainerHost(): Promise<ContainerHost> {
       HOME: workspace,
       SANDBOX_VERSION: SANDBOX_IMAGE_VERSION,
       ...baseEnv,
+      // What the Worker started the container with (the SDK's envVars): the whole container sees it.
+      ...startEnv,
       [MARKER]: id,
       CONTAINER_PORT_MAP: JSON.stringify(ports),
       CONTAINER_PATH_MAP: JSON.stringify({ [IMAGE_ROOT]: REPO, '/workspace': workspace }),
@@ -206,11 +208,15 @@ export async function startContainerHost(): Promise<ContainerHost> {
       return send(res, 200, list.map(({ id, key: owner, ports, child }) => ({ instance: id, key: owner, ports, pid: child.pid })));
     }
     if (method === 'POST' && url.pathname === '/instances') {
-      const { key } = await body(req);
+      const { key, env: startEnv } = await body(req);
       if (typeof key !== 'string') return send(res, 400, { error: 'key is required' });
+      const containerEnv: Record<string, string> = {};
+      for (const [name, value] of Object.entries(typeof startEnv === 'object' && startEnv !== null ? startEnv : {})) {
+        if (typeof value === 'string') containerEnv[name] = value;
+      }
       if (platform.refuse === 'rate_limited') return send(res, 429, { refusal: 'rate_limited' });
       if (platform.maxInstances !== null && instances.size >= platform.maxInstances) return send(res, 503, { refusal: 'no_instance' });
-      const instance = await launch(key);
+      const instance = await launch(key, containerEnv);
       return send(res, 201, { instance: instance.id, ports: instance.ports });
     }
     const port = /^\/instances\/(c\d+)\/port\/(\d+)(\/.*)$/.exec(url.pathname);

@@ -10,4 +10,6 @@ export const SANDBOX_PROJECT_VARS = {
   // The SDK's bound on getting an instance (default 30 s, minimum 5 s): a
   // refused start (max_instances) is reported after it.
   SANDBOX_INSTANCE_TIMEOUT_MS: '5000',
+  // The SDK starts its containers with this in their environment (Sandbox.envVars).
+  SANDBOX_LOG_LEVEL: 'warn',
 } as const;
