@@ -1,5 +1,4 @@
 import type { WireChunk } from '../chunk-writer.ts';
-import type { CliEventTap } from './cli-events.ts';
 import { RunNormalizer } from './normalize.ts';
 import type { HarnessContext } from './types.ts';
 
@@ -8,7 +7,7 @@ import type { HarnessContext } from './types.ts';
  * (`RunNormalizer`): `RUN_STARTED` with the run's id first, exactly one
  * terminal chunk last, a thrown error as `RUN_ERROR harness_failed`.
  */
-export async function pipeChatStream(stream: AsyncIterable<{ readonly type: unknown }>, { request, writer }: HarnessContext, tap?: CliEventTap): Promise<void> {
+export async function pipeChatStream(stream: AsyncIterable<{ readonly type: unknown }>, { request, writer }: HarnessContext): Promise<void> {
   const normalizer = new RunNormalizer(request.harness, request.runId, request.threadId);
   const write = async (chunks: WireChunk[]) => {
     for (const chunk of chunks) {
@@ -20,8 +19,7 @@ export async function pipeChatStream(stream: AsyncIterable<{ readonly type: unkn
   try {
     for await (const chunk of stream) {
       // Both `@tanstack/ai` releases' chunks are JSON objects with a string `type`.
-      const corrected = tap === undefined ? (chunk as WireChunk) : tap.transform(chunk as WireChunk);
-      if (corrected !== null) await write(normalizer.push(corrected));
+      await write(normalizer.push(chunk as WireChunk));
     }
   } catch (error) {
     // Redacted by the writer like every other line.

@@ -58,20 +58,21 @@ export function codexTap(): CliEventTap {
 }
 
 interface TappableAdapter {
-  chatStream(options: { logger: object }): AsyncIterable<unknown>;
+  chatStream(options: { logger: object }): AsyncIterable<WireChunk>;
 }
 
 /**
- * `adapter` with its provider log tapped: the CLI adapters log every raw CLI
- * event (`logger.provider(…, {chunk: event})`) before translating it, the one
- * place its fields (`is_error`) can still be read. Everything else is the
- * adapter's own (its prototype).
+ * `adapter` with the tap applied inside its `chatStream`, before `chat()` sees
+ * a chunk (`chat()` stops at the first `RUN_ERROR` it sees). The CLI adapters
+ * log every raw CLI event (`logger.provider(…, {chunk: event})`) before
+ * translating it, the one place its fields (`is_error`) can still be read.
+ * Everything else is the adapter's own (its prototype).
  */
 export function tappedAdapter<A extends object>(adapter: A, tap: CliEventTap): A {
   const inner = adapter as unknown as TappableAdapter;
   return Object.create(adapter, {
     chatStream: {
-      value(options: { logger: object }) {
+      async *value(options: { logger: object }) {
         const logger = options.logger as { provider(message: string, meta?: { chunk?: unknown }): void };
         const tapped = Object.create(logger, {
           provider: {
@@ -81,7 +82,10 @@ export function tappedAdapter<A extends object>(adapter: A, tap: CliEventTap): A
             },
           },
         });
-        return inner.chatStream.call(adapter, { ...options, logger: tapped });
+        for await (const chunk of inner.chatStream.call(adapter, { ...options, logger: tapped })) {
+          const corrected = tap.transform(chunk);
+          if (corrected !== null) yield corrected;
+        }
       },
     },
   }) as A;

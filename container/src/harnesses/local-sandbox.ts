@@ -45,5 +45,5 @@ export async function pipeSandboxedAgent(ctx: HarnessContext, adapter: AgentAdap
     middleware: [sandbox],
     ...(sessionId !== undefined ? { modelOptions: { sessionId } } : {}),
   });
-  await pipeChatStream(stream, ctx, tap);
+  await pipeChatStream(stream, ctx);
 }

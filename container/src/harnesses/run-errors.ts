@@ -49,6 +49,8 @@ function byWords(message: string): HarnessRunErrorCode | undefined {
   if (/\b(401|403)\b|invalid (x-)?api[ -]key|authentication_error|unauthorized/i.test(message)) return 'provider_auth';
   if (/\b429\b|rate[ _]limit/i.test(message)) return 'rate_limited';
   if (/\b(529|503)\b|overloaded/i.test(message)) return 'provider_overloaded';
+  // Any other answer the API gave, as Codex and Claude Code word it.
+  if (/(unexpected status|API Error:) \d{3}\b/.test(message)) return 'provider_error';
   return undefined;
 }
 

@@ -9,7 +9,9 @@ export type Scenario =
   | { kind: 'api-error' }
   | { kind: 'invalid-key' }
   | { kind: 'rate-limit' }
-  | { kind: 'overloaded' };
+  | { kind: 'overloaded' }
+  /** Codex only: a transient "Reconnecting... 1/5" notice, then the normal run. */
+  | { kind: 'reconnect' };
 
 export const TOOL_COMMAND = 'ls';
 export const TOOL_OUTPUT = 'README.md\npackage.json\n';
@@ -25,6 +27,7 @@ export function scenarioOf(prompt: string): Scenario {
     case 'invalid-key':
     case 'rate-limit':
     case 'overloaded':
+    case 'reconnect':
       return { kind: match[1] };
     default:
       return { kind: 'tool' };
