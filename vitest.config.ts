@@ -20,7 +20,9 @@ export default defineConfig({
           cloudflareTest({
             wrangler: { configPath: './wrangler.toml' },
             miniflare: {
-              bindings: { RUNNER_URL: 'http://quiet-runner.test', RUNNER_TOKEN: QUIET_RUNNER_TOKEN, STALL_TIMEOUT_SECONDS: '3600' },
+              // The quiet runner keeps every run open, so a file holds many active runs at once:
+              // MAX_ACTIVE_RUNS is tested at a small value of its own (admission.test.ts).
+              bindings: { RUNNER_URL: 'http://quiet-runner.test', RUNNER_TOKEN: QUIET_RUNNER_TOKEN, STALL_TIMEOUT_SECONDS: '3600', MAX_ACTIVE_RUNS: '10000' },
               outboundService: quietRunner,
             },
           }),
@@ -36,6 +38,7 @@ export default defineConfig({
             wrangler: { configPath: './wrangler.toml' },
             miniflare: {
               bindings: {
+                MAX_ACTIVE_RUNS: '10000',
                 RUNNER_URL: 'http://quiet-runner.test',
                 RUNNER_TOKEN: QUIET_RUNNER_TOKEN,
                 STALL_TIMEOUT_SECONDS: '3600',

@@ -1,4 +1,5 @@
 import type { RelayConfig, RelayEnv } from '../config.ts';
+import { tenantStub } from '../tenant/tenant-object.ts';
 import { ApiError } from './errors.ts';
 
 /**
@@ -11,14 +12,6 @@ import { ApiError } from './errors.ts';
 export const TOO_MANY_RUNS_RETRY_AFTER_SECONDS = 5;
 /** Past the longest a run may last and its stall budget, so a live run's slot is never reclaimed. */
 const LEASE_MARGIN_MS = 5 * 60_000;
-
-export function tenantObjectName(tenant: string | null): string {
-  return tenant === null ? 'tenant:' : `tenant:${tenant}`;
-}
-
-export function tenantStub(env: RelayEnv, tenant: string | null) {
-  return env.TENANTS.get(env.TENANTS.idFromName(tenantObjectName(tenant)));
-}
 
 export interface Slot {
   /** Gives the slot back if this request took it and made no run (a concurrent retry's slot stays). */
@@ -40,9 +33,4 @@ export async function admitRun(env: RelayEnv, config: RelayConfig, tenant: strin
     );
   }
   return { giveBack: () => stub.release(runId, holder) };
-}
-
-/** A run's end gives its slot back; idempotent, so every terminal path may call it. */
-export async function releaseRun(env: RelayEnv, tenant: string | null, runId: string): Promise<void> {
-  await tenantStub(env, tenant).release(runId);
 }

@@ -18,6 +18,7 @@ import {
 import { RUN_OBJECT_PATHS, type CreateRunCall } from '../run/run-object.ts';
 import { attachTokenKey, mintAttachToken } from './attach-token.ts';
 import { requireApiAccess, requireApiToken, requireCredentials, requireRunAccess, runObjectName, runStub, type AppEnv } from './auth.ts';
+import { admitRun, type Slot } from './admission.ts';
 import { limitBody, readJsonBody } from './body.ts';
 import { cors } from './cors.ts';
 import { requireHarnessAvailable } from './preflight.ts';
@@ -124,17 +125,27 @@ app.post('/runs', limitBody(), async (c) => {
   // A retry (same Idempotency-Key) goes straight to its run: it is not a new turn.
   const retry = key !== undefined && (await stub.record(runId)) !== null;
   let call: CreateRunCall;
+  let slot: Slot | undefined;
   if (retry) {
     call = { runId, threadId, requestHash, request: { ...input, runId, threadId, tenant } };
   } else {
     await requireHarnessAvailable(input, c.env, config);
-    const turn = await beginTurn(c.env, { tenant, threadId, runId, runKey: runObjectName(tenant, runId), userMessages: toRpcValue(input.messages) });
+    slot = await admitRun(c.env, config, tenant, runId);
+    const turn = await beginTurn(c.env, { tenant, threadId, runId, runKey: runObjectName(tenant, runId), userMessages: toRpcValue(input.messages) }).catch(
+      async (error: unknown) => {
+        // Refused before the run existed (thread_busy, thread_full): the slot goes back.
+        if (error instanceof ApiError) await slot?.giveBack();
+        throw error;
+      },
+    );
     // The run stores only its own turn (the thread keeps the transcript once); the runner
     // gets the thread so far, harness tool calls it already ran stripped, before it.
     const request: RunnerRunRequest = { ...input, runId, threadId, tenant };
     call = { runId, threadId, requestHash, request, history: turn.history, threadKey: turn.threadKey, sandboxId: turn.sandboxId };
   }
   const result = await stub.create(toRpcValue(call));
+  // This request made no run (another made it, or holds its id): a slot it took goes back.
+  if (result.kind !== 'created') await slot?.giveBack();
   if (result.kind === 'unreadable') throw new ApiError(409, 'run_unreadable', result.reason);
   if (result.kind === 'conflict') {
     throw new ApiError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with a different body. Use a new key for a new run.');

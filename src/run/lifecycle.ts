@@ -5,7 +5,6 @@ import {
   CLOSE_CODES,
   parseMessages,
   parseTrustedJson,
-  relayRunError,
   runErrorOf,
   terminalChunkType,
   type RelayRunErrorCode,
@@ -13,8 +12,9 @@ import {
   type RunnerRunRequest,
 } from '../protocol/index.ts';
 import type { RunnerTransport } from '../runner/transport.ts';
+import { tenantStub } from '../tenant/tenant-object.ts';
 import { compactForTranscript } from '../thread/compact.ts';
-import { Driver, type Batch, type IncomingChunk, type ReadEnd } from './driver.ts';
+import { Driver, failureBatch, type Batch, type ReadEnd } from './driver.ts';
 import { migrateLegacyRun } from './legacy.ts';
 import { RunLog, TerminalRunError, type RunInit, type StoredEvent } from './run-log.ts';
 import { Tails } from './tails.ts';
@@ -182,8 +182,7 @@ export class RunLifecycle {
   #fail(code: RelayRunErrorCode, message: string): void {
     const record = this.#log.get();
     if (!record || isTerminalRunStatus(record.status)) return;
-    const chunk: IncomingChunk['chunk'] = relayRunError(record.runId, record.threadId, code, message);
-    this.#apply({ chunks: [{ raw: JSON.stringify(chunk), chunk }], terminal: true });
+    this.#apply(failureBatch(record.runId, record.threadId, code, message));
   }
 
   /** The first terminal status wins; its tails, thread and harness hear of it once. */
@@ -263,9 +262,9 @@ export class RunLifecycle {
   }
 
   /**
-   * Tells the run's thread that it ended, with the chunks its transcript is
-   * folded from. At least once: until the thread acknowledges, the alarm
-   * tries again (`settle` on the thread is idempotent).
+   * Tells the run's tenant and thread that it ended: the tenant frees its
+   * slot, the thread folds the chunks into its transcript. At least once:
+   * until both acknowledge, the alarm tries again (both are idempotent).
    */
   async #notifyThread(): Promise<void> {
     const link = this.#log.link();
@@ -273,6 +272,8 @@ export class RunLifecycle {
     if (!link?.threadKey || link.notifiedAt !== null || !record || !isTerminalRunStatus(record.status)) return;
     const chunks = JSON.stringify(compactForTranscript(this.#log.chunks()));
     try {
+      // The run's MAX_ACTIVE_RUNS slot goes back on every way it ends, as often as this is retried (release is idempotent).
+      await tenantStub(this.#env, this.#log.request()?.tenant ?? null).release(record.runId);
       const thread = this.#env.THREADS.get(this.#env.THREADS.idFromName(link.threadKey));
       await thread.settle(record.runId, record.status, record.finishedAt ?? record.updatedAt, chunks);
       this.#log.markThreadNotified(Date.now());

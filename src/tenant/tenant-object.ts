@@ -3,6 +3,15 @@ import type { RelayEnv } from '../config.ts';
 import { hasSchema, migrate } from '../storage/migrations.ts';
 import { TENANT_MIGRATIONS } from './schema.ts';
 
+/** One object per tenant, the tenant-less default its own: tenants match `TENANT_PATTERN` (no `:`), so two names never collide. */
+export function tenantObjectName(tenant: string | null): string {
+  return tenant === null ? 'tenant' : `tenant:${tenant}`;
+}
+
+export function tenantStub(env: RelayEnv, tenant: string | null) {
+  return env.TENANTS.get(env.TENANTS.idFromName(tenantObjectName(tenant)));
+}
+
 export interface Admission {
   runId: string;
   /** A nonce of the admitting request: `release(runId, holder)` then frees only a slot this request took. */

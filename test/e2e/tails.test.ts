@@ -7,7 +7,8 @@ import type { LocalStack } from '../../scripts/local-stack.ts';
 let stack: LocalStack;
 
 beforeAll(async () => {
-  stack = await startStack();
+  // 24 runs at once: above the default MAX_ACTIVE_RUNS (20) of one tenant.
+  stack = await startStack({ vars: { MAX_ACTIVE_RUNS: '50' } });
 });
 
 afterAll(async () => {
