@@ -63,6 +63,8 @@ export async function startBenchStack(onOutput?: (line: string) => void): Promis
     [
       WRANGLER, 'dev', '-c', config.path, '--ip', '127.0.0.1', '--port', String(port),
       '--inspector-port', String(inspectorPort), '--persist-to', state, '--var', `RUNNER_URL:${runnerUrl}`, '--env-file', secrets.path,
+      // The benchmark's longest runs are 100,000 deltas (plus the demo's own events): above the default RUN_MAX_EVENTS.
+      '--var', 'RUN_MAX_EVENTS:1000000',
       '--show-interactive-dev-session=false', '--log-level', 'warn',
     ],
     { ...quiet, CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: 'true' },
