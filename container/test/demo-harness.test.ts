@@ -61,7 +61,7 @@ describe('the demo harness', () => {
       'RUN_FINISHED',
     ]);
     expect(chunks[0]).toMatchObject({ runId: id, threadId: 'thread_1' });
-    expect(chunks.at(-1)).toMatchObject({ type: 'RUN_FINISHED', runId: id, threadId: 'thread_1', finishReason: 'stop' });
+    expect(chunks.at(-1)).toMatchObject({ type: 'RUN_FINISHED', runId: id, threadId: 'thread_1', metadata: { tanstack: { finishReason: 'stop' } } });
     expect(chunks.every((chunk) => typeof chunk.timestamp === 'number')).toBe(true);
   });
 
@@ -80,7 +80,7 @@ describe('the demo harness', () => {
     const end = chunks.find((chunk) => chunk.type === 'TOOL_CALL_END')!;
     const result = chunks.find((chunk) => chunk.type === 'TOOL_CALL_RESULT')!;
     expect(start).toMatchObject({ toolCallName: 'count_words' });
-    expect(JSON.parse(args)).toEqual(end.input);
+    expect(JSON.parse(args)).toEqual((end.metadata as { tanstack: { input: unknown } }).tanstack.input);
     expect(end.toolCallId).toBe(start.toolCallId);
     expect(result.toolCallId).toBe(start.toolCallId);
     expect(typeof result.content).toBe('string');
@@ -99,7 +99,7 @@ describe('the demo harness', () => {
     expect(end).toBe('end');
     expect(withoutTimestamps(chunks)).toEqual(expected(id, { chunks: 10, failAt: 4 }));
     expect(chunks.filter((chunk) => chunk.type === 'TEXT_MESSAGE_CONTENT')).toHaveLength(4);
-    expect(chunks.at(-1)).toMatchObject({ type: 'RUN_ERROR', code: 'demo_failure', runId: id });
+    expect(chunks.at(-1)).toMatchObject({ type: 'RUN_ERROR', code: 'demo_failure', metadata: { tanstack: { runId: id } } });
     expect((await json(`${runner.url}/runs/${id}`)).body).toMatchObject({ state: 'finished', lastSeq: chunks.length - 1 });
   });
 

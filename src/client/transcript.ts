@@ -61,8 +61,7 @@ export function applyChunk(transcript: Transcript, chunk: StreamChunk, seq: numb
         item.text = '';
         item.streaming = true;
       }
-      // The accumulated `content`, when a harness sends it, wins over the delta (as in TanStack AI's TextEngine).
-      if (chunk.type === 'TEXT_MESSAGE_CONTENT') item.text = nonEmpty(c.content) ?? item.text + (str(c.delta) ?? '');
+      if (chunk.type === 'TEXT_MESSAGE_CONTENT') item.text += str(c.delta) ?? '';
       if (chunk.type === 'TEXT_MESSAGE_END') item.streaming = false;
       return at;
     }
@@ -86,8 +85,8 @@ export function applyChunk(transcript: Transcript, chunk: StreamChunk, seq: numb
       let at = find('tool', id);
       if (at === -1) at = add({ kind: 'tool', id, name: 'tool', args: '', result: null, streaming: true });
       const item = items[at] as Extract<TranscriptItem, { kind: 'tool' }>;
-      const name = nonEmpty(c.toolCallName) ?? nonEmpty(c.toolName);
-      if (name !== null) item.name = name;
+      const name = nonEmpty(c.toolCallName);
+      if (chunk.type === 'TOOL_CALL_START' && name !== null) item.name = name;
       if (chunk.type === 'TOOL_CALL_RESULT') {
         item.result ??= str(c.content) ?? JSON.stringify(c.content ?? null);
         return at;
@@ -95,21 +94,17 @@ export function applyChunk(transcript: Transcript, chunk: StreamChunk, seq: numb
       // A replay re-emits a call: START restarts an unfinished call's arguments; a finished call is left as it is.
       if (!item.streaming) return at;
       if (chunk.type === 'TOOL_CALL_START') item.args = '';
-      // `args`, when present, is the accumulated text and wins over the delta.
-      if (chunk.type === 'TOOL_CALL_ARGS') item.args = nonEmpty(c.args) ?? item.args + (str(c.delta) ?? '');
+      if (chunk.type === 'TOOL_CALL_ARGS') item.args += str(c.delta) ?? '';
       if (chunk.type === 'TOOL_CALL_END') {
-        // The parsed `input` (or where TanStack AI moves it, metadata.tanstack.input) wins over deltas that may be cut short.
-        const input = c.input ?? ((c.metadata as Fields | undefined)?.tanstack as Fields | undefined)?.input;
+        // The parsed input (0.58's wire shape puts it in metadata.tanstack.input) wins over deltas that may be cut short.
+        const input = ((c.metadata as Fields | undefined)?.tanstack as Fields | undefined)?.input;
         if (typeof input === 'object' && input !== null) item.args = JSON.stringify(input);
         item.streaming = false;
       }
       return at;
     }
-    case 'RUN_ERROR': {
-      const error = (typeof c.error === 'object' && c.error !== null ? c.error : {}) as Fields;
-      const message = str(c.message) ?? str(error.message) ?? 'The run failed.';
-      return add({ kind: 'error', id: `error-${seq}`, message, code: str(c.code) ?? str(error.code) });
-    }
+    case 'RUN_ERROR':
+      return add({ kind: 'error', id: `error-${seq}`, message: str(c.message) ?? 'The run failed.', code: str(c.code) });
     default:
       return -1;
   }

@@ -16,7 +16,6 @@ export function relayRunError(runId: string, threadId: string, code: RelayRunErr
     threadId,
     message,
     code,
-    error: { message, code },
     timestamp: Date.now(),
   } as unknown as StreamChunk;
 }
@@ -26,10 +25,8 @@ export function terminalChunkType(chunk: StreamChunk): 'RUN_FINISHED' | 'RUN_ERR
   return chunk.type === 'RUN_FINISHED' || chunk.type === 'RUN_ERROR' ? chunk.type : null;
 }
 
-/** `{message, code}` of a `RUN_ERROR` chunk, whichever of its two shapes the harness used. */
+/** `{message, code}` of a `RUN_ERROR` chunk (AG-UI's own fields: every harness writes the one dialect). */
 export function runErrorOf(chunk: StreamChunk): { message: string; code?: string } {
-  const c = chunk as { message?: unknown; code?: unknown; error?: { message?: unknown; code?: unknown } };
-  const message = typeof c.message === 'string' ? c.message : typeof c.error?.message === 'string' ? c.error.message : 'The harness reported an error.';
-  const code = typeof c.code === 'string' ? c.code : typeof c.error?.code === 'string' ? c.error.code : undefined;
-  return code === undefined ? { message } : { message, code };
+  const message = 'message' in chunk && typeof chunk.message === 'string' ? chunk.message : 'The harness reported an error.';
+  return 'code' in chunk && typeof chunk.code === 'string' ? { message, code: chunk.code } : { message };
 }

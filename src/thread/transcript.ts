@@ -58,8 +58,6 @@ interface Call {
   name: string;
   parentMessageId: string | undefined;
   deltas: string;
-  /** The latest accumulated `args` a `TOOL_CALL_ARGS` carried. */
-  args: string | undefined;
   /** The parsed `input` of `TOOL_CALL_END`. */
   input: object | undefined;
   ended: boolean;
@@ -70,10 +68,10 @@ interface Call {
 
 type Event = { kind: 'text'; segment: Segment } | { kind: 'call'; call: Call } | { kind: 'result'; call: Call };
 
-/** `TOOL_CALL_END.input`, or where `normalizeStreamChunk` moves it on the wire: `metadata.tanstack.input`. */
+/** `TOOL_CALL_END`'s parsed input, where 0.58's wire shape puts it: `metadata.tanstack.input`. */
 function inputOf(chunk: Fields): object | undefined {
   const tanstack = isObject(chunk.metadata) ? chunk.metadata.tanstack : undefined;
-  const input = chunk.input !== undefined ? chunk.input : isObject(tanstack) ? tanstack.input : undefined;
+  const input = isObject(tanstack) ? tanstack.input : undefined;
   // A tool's input is an object; anything else says nothing better than the streamed text.
   return typeof input === 'object' && input !== null ? input : undefined;
 }
@@ -107,8 +105,7 @@ function record(chunks: FoldTurn['chunks'], knownCalls: ReadonlySet<string>): Ev
         } else if (chunk.type === 'TEXT_MESSAGE_START') {
           segment.text = ''; // a replay restarts a message that never ended
         }
-        // The accumulated `content` wins over the delta, as in TextEngine.handleTextMessageContentEvent.
-        if (chunk.type === 'TEXT_MESSAGE_CONTENT') segment.text = nonEmpty(chunk.content) ?? segment.text + (str(chunk.delta) ?? '');
+        if (chunk.type === 'TEXT_MESSAGE_CONTENT') segment.text += str(chunk.delta) ?? '';
         break;
       }
       case 'TEXT_MESSAGE_END':
@@ -118,14 +115,11 @@ function record(chunks: FoldTurn['chunks'], knownCalls: ReadonlySet<string>): Ev
         if (toolCallId === undefined || knownCalls.has(toolCallId)) break;
         const known = calls.get(toolCallId);
         if (known !== undefined) {
-          if (!known.ended) {
-            known.deltas = '';
-            known.args = undefined;
-          }
+          if (!known.ended) known.deltas = '';
           break;
         }
-        const name = nonEmpty(chunk.toolCallName) ?? nonEmpty(chunk.toolName) ?? '';
-        const call: Call = { id: toolCallId, name, parentMessageId: nonEmpty(chunk.parentMessageId), deltas: '', args: undefined, input: undefined, ended: false, ran: false, result: undefined };
+        const name = nonEmpty(chunk.toolCallName) ?? '';
+        const call: Call = { id: toolCallId, name, parentMessageId: nonEmpty(chunk.parentMessageId), deltas: '', input: undefined, ended: false, ran: false, result: undefined };
         calls.set(toolCallId, call);
         timeline.push({ kind: 'call', call });
         break;
@@ -133,7 +127,6 @@ function record(chunks: FoldTurn['chunks'], knownCalls: ReadonlySet<string>): Ev
       case 'TOOL_CALL_ARGS': {
         const call = openCall(toolCallId);
         if (call === undefined) break;
-        call.args = nonEmpty(chunk.args) ?? call.args;
         call.deltas += str(chunk.delta) ?? '';
         break;
       }
@@ -142,7 +135,6 @@ function record(chunks: FoldTurn['chunks'], knownCalls: ReadonlySet<string>): Ev
         if (call === undefined) break;
         call.ended = true;
         call.input = inputOf(chunk);
-        if (call.name === '') call.name = nonEmpty(chunk.toolCallName) ?? nonEmpty(chunk.toolName) ?? '';
         break;
       }
       case 'TOOL_CALL_RESULT': {
@@ -202,8 +194,8 @@ function argumentsOf(call: Call): string {
       // A value JSON cannot hold (a BigInt, a cycle) falls back to the streamed text.
     }
   }
-  // With no END (a failed run) the best-known text is kept as is, even if cut short.
-  return call.args ?? call.deltas;
+  // With no END (a failed run) the streamed text is kept as is, even if cut short.
+  return call.deltas;
 }
 
 function messagesOf(step: Step, usedIds: Set<string>): ModelMessage[] {

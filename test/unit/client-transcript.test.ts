@@ -1,7 +1,7 @@
 import type { StreamChunk } from '@tanstack/ai';
 import { describe, expect, it } from 'vitest';
 import { applyChunk, emptyTranscript, parseTranscript, type Transcript } from '../../src/client/transcript.ts';
-import argsBothWays from '../fixtures/chunks/args-both-ways.json';
+import argsDeltas from '../fixtures/chunks/args-deltas.json';
 import claudeCode from '../fixtures/chunks/claude-code-interleaved.json';
 import demo from '../fixtures/chunks/demo-harness.json';
 import failedRun from '../fixtures/chunks/failed-run.json';
@@ -35,8 +35,8 @@ describe('applyChunk', () => {
     expect(applyChunk(once, demo[10] as StreamChunk, 10)).toBe(-1);
   });
 
-  it('prefers accumulated args and ignores a duplicated ARGS chunk', () => {
-    expect(tools(fold(argsBothWays))).toEqual([
+  it('stitches each call\'s argument deltas', () => {
+    expect(tools(fold(argsDeltas))).toEqual([
       { name: 'bash', args: { command: 'ls -la' }, result: 'total 0' },
       { name: 'bash', args: { command: 'pwd' }, result: '/workspace' },
     ]);

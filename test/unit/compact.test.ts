@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compactForTranscript } from '../../src/thread/compact.ts';
 import { foldRun } from '../../src/thread/transcript.ts';
-import argsBothWays from '../fixtures/chunks/args-both-ways.json';
+import argsDeltas from '../fixtures/chunks/args-deltas.json';
 import claudeCode from '../fixtures/chunks/claude-code-interleaved.json';
 import demo from '../fixtures/chunks/demo-harness.json';
 import failedRun from '../fixtures/chunks/failed-run.json';
@@ -14,7 +14,7 @@ describe('compactForTranscript', () => {
   it.each([
     ['demo', demo],
     ['claude-code', claudeCode],
-    ['args both ways', argsBothWays],
+    ['args deltas', argsDeltas],
     ['failed run', failedRun],
     ['replayed mid-call', replayedMidCall],
     ['truncated args', truncatedArgs],

@@ -2,7 +2,7 @@ import type { ModelMessage, ToolCall } from '@tanstack/ai';
 import { describe, expect, it } from 'vitest';
 import { stripObservedToolCalls } from '../../src/thread/strip.ts';
 import { foldRun, isSandboxToolCall } from '../../src/thread/transcript.ts';
-import argsBothWays from '../fixtures/chunks/args-both-ways.json';
+import argsDeltas from '../fixtures/chunks/args-deltas.json';
 import claudeCode from '../fixtures/chunks/claude-code-interleaved.json';
 import demo from '../fixtures/chunks/demo-harness.json';
 import failedRun from '../fixtures/chunks/failed-run.json';
@@ -78,10 +78,10 @@ describe('foldRun', () => {
   it('starts a new assistant message for a call that starts after an earlier call has its result', () => {
     const chunks = [
       { type: 'TOOL_CALL_START', toolCallId: 'a', toolCallName: 'bash' },
-      { type: 'TOOL_CALL_END', toolCallId: 'a', input: { command: 'ls' } },
+      { type: 'TOOL_CALL_END', toolCallId: 'a', metadata: { tanstack: { input: { command: 'ls' } } } },
       { type: 'TOOL_CALL_RESULT', toolCallId: 'a', messageId: 'ra', content: 'x' },
       { type: 'TOOL_CALL_START', toolCallId: 'b', toolCallName: 'bash' },
-      { type: 'TOOL_CALL_END', toolCallId: 'b', input: { command: 'pwd' } },
+      { type: 'TOOL_CALL_END', toolCallId: 'b', metadata: { tanstack: { input: { command: 'pwd' } } } },
       { type: 'TOOL_CALL_RESULT', toolCallId: 'b', messageId: 'rb', content: '/' },
     ];
     expect(fold(chunks)).toEqual([
@@ -128,8 +128,8 @@ describe('foldRun', () => {
   });
 
   describe('arguments', () => {
-    it('prefer the accumulated `args` field over stitched deltas, and use deltas when there is no `args`', () => {
-      const [x, , y] = fold(argsBothWays);
+    it('are the stitched deltas', () => {
+      const [x, , y] = fold(argsDeltas);
       expect(x?.toolCalls?.[0]?.function.arguments).toBe('{"command":"ls -la"}');
       expect(y?.toolCalls?.[0]?.function.arguments).toBe('{"command":"pwd"}');
     });
@@ -138,10 +138,10 @@ describe('foldRun', () => {
       expect(fold(truncatedArgs)[0]?.toolCalls).toEqual([call('call_w', 'write_file', '{"path":"notes.md","content":"# Notes\\n"}')]);
     });
 
-    it('take `input` over the `args` field too, and read it from `metadata.tanstack.input` on a normalized chunk', () => {
+    it('read the parsed input from `metadata.tanstack.input`, where 0.58 puts it', () => {
       const chunks = [
-        { type: 'TOOL_CALL_START', toolCallId: 'a', toolName: 'Read' },
-        { type: 'TOOL_CALL_ARGS', toolCallId: 'a', delta: '{"file_path":"x"', args: '{"file_path":"x"' },
+        { type: 'TOOL_CALL_START', toolCallId: 'a', toolCallName: 'Read' },
+        { type: 'TOOL_CALL_ARGS', toolCallId: 'a', delta: '{"file_path":"x"' },
         { type: 'TOOL_CALL_END', toolCallId: 'a', metadata: { tanstack: { input: { file_path: 'x.ts' } } } },
       ];
       expect(fold(chunks)[0]?.toolCalls).toEqual([call('a', 'Read', '{"file_path":"x.ts"}')]);
@@ -151,7 +151,7 @@ describe('foldRun', () => {
       const chunks = [
         { type: 'TOOL_CALL_START', toolCallId: 'a', toolCallName: 'bash' },
         { type: 'TOOL_CALL_ARGS', toolCallId: 'a', delta: '{"command":"ls"}' },
-        { type: 'TOOL_CALL_END', toolCallId: 'a', input: null },
+        { type: 'TOOL_CALL_END', toolCallId: 'a', metadata: { tanstack: { input: null } } },
       ];
       expect(fold(chunks)[0]?.toolCalls?.[0]?.function.arguments).toBe('{"command":"ls"}');
     });

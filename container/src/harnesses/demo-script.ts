@@ -1,5 +1,6 @@
 import type { DemoOptions, RunnerRunRequest } from '../../../src/protocol/index.ts';
 import type { WireChunk } from '../chunk-writer.ts';
+import { toWireShape } from './wire-shape.ts';
 
 /**
  * The demo harness's run, as a pure sequence: what to write and where a fault
@@ -63,7 +64,8 @@ export function* demoScript(input: DemoInput, options: DemoOptions, now: () => n
   const { runId, threadId } = input;
   const prompt = demoPrompt(input.messages);
   const words = prompt.split(' ').length;
-  const chunk = (fields: WireChunk): DemoStep => ({ kind: 'chunk', chunk: { ...fields, timestamp: now() } });
+  // In the relay's one dialect, as every harness writes it (extras such as `input` under metadata.tanstack).
+  const chunk = (fields: WireChunk): DemoStep => ({ kind: 'chunk', chunk: toWireShape({ ...fields, timestamp: now() })[0]! });
   const reasoningId = `${runId}-reasoning`;
   const textId = `${runId}-text-1`;
   const toolCallId = `${runId}-tool-1`;
