@@ -29,6 +29,8 @@ export interface LocalStackOptions {
   persistTo?: string;
   /** wrangler's own output, line by line. Default: dropped. */
   onOutput?: (line: string) => void;
+  /** Extra environment for the in-process runner (over .dev.vars), e.g. a CLI double's PATH and provider base URLs. */
+  runnerEnv?: Record<string, string>;
 }
 
 export interface LocalStack {
@@ -67,7 +69,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const runnerToken = options.runnerToken ?? newRunnerToken();
   // The runner inherits the machine's environment and .dev.vars: that is where
   // harness keys live locally, exactly as in the container's environment.
-  const runnerEnv: Record<string, string | undefined> = { ...process.env, ...devVars, RUNNER_TOKEN: runnerToken };
+  const runnerEnv: Record<string, string | undefined> = { ...process.env, ...devVars, ...options.runnerEnv, RUNNER_TOKEN: runnerToken };
   for (const name of WORKER_ONLY) delete runnerEnv[name];
   const runner = options.runnerUrl
     ? undefined

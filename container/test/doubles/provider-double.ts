@@ -142,16 +142,16 @@ function openai(res: ServerResponse, body: Body, scenario: Scenario, key: string
     { type: 'response.in_progress', sequence_number: seq++, response: response('in_progress', []) },
   ];
   const prompt = lastUserText(body);
-  const message = (value: string) => {
-    const item = { id: 'msg_double_1', type: 'message' as const, role: 'assistant' as const, status: 'in_progress' as const, content: [] };
-    events.push({ type: 'response.output_item.added', sequence_number: seq++, output_index: 0, item });
-    events.push({ type: 'response.content_part.added', sequence_number: seq++, output_index: 0, item_id: item.id, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
-    for (const delta of deltas(value)) events.push({ type: 'response.output_text.delta', sequence_number: seq++, output_index: 0, item_id: item.id, content_index: 0, delta, logprobs: [] });
-    events.push({ type: 'response.output_text.done', sequence_number: seq++, output_index: 0, item_id: item.id, content_index: 0, text: value, logprobs: [] });
+  const message = (value: string, output_index = 0) => {
+    const item = { id: `msg_double_${output_index}`, type: 'message' as const, role: 'assistant' as const, status: 'in_progress' as const, content: [] };
+    events.push({ type: 'response.output_item.added', sequence_number: seq++, output_index, item });
+    events.push({ type: 'response.content_part.added', sequence_number: seq++, output_index, item_id: item.id, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+    for (const delta of deltas(value)) events.push({ type: 'response.output_text.delta', sequence_number: seq++, output_index, item_id: item.id, content_index: 0, delta, logprobs: [] });
+    events.push({ type: 'response.output_text.done', sequence_number: seq++, output_index, item_id: item.id, content_index: 0, text: value, logprobs: [] });
     const part = { type: 'output_text' as const, text: value, annotations: [] };
-    events.push({ type: 'response.content_part.done', sequence_number: seq++, output_index: 0, item_id: item.id, content_index: 0, part });
+    events.push({ type: 'response.content_part.done', sequence_number: seq++, output_index, item_id: item.id, content_index: 0, part });
     const done = { ...item, status: 'completed' as const, content: [part] };
-    events.push({ type: 'response.output_item.done', sequence_number: seq++, output_index: 0, item: done });
+    events.push({ type: 'response.output_item.done', sequence_number: seq++, output_index, item: done });
     return done;
   };
   if (scenario.kind === 'api-error') {
@@ -162,13 +162,14 @@ function openai(res: ServerResponse, body: Body, scenario: Scenario, key: string
   if (scenario.kind === 'long') output.push(message(answerText(prompt, scenario.chars)));
   else if (afterTool(body)) output.push(message(answerText(prompt)));
   else {
+    output.push(message('I will list the files.'));
     const args = JSON.stringify({ path: '.' });
     const call = { id: 'fc_double_1', type: 'function_call' as const, call_id: 'call_double_1', name: TOOL_NAME, arguments: '', status: 'in_progress' as const };
-    events.push({ type: 'response.output_item.added', sequence_number: seq++, output_index: 0, item: call });
-    for (const delta of [args.slice(0, 5), args.slice(5)]) events.push({ type: 'response.function_call_arguments.delta', sequence_number: seq++, output_index: 0, item_id: call.id, delta });
-    events.push({ type: 'response.function_call_arguments.done', sequence_number: seq++, output_index: 0, item_id: call.id, name: TOOL_NAME, arguments: args });
+    events.push({ type: 'response.output_item.added', sequence_number: seq++, output_index: 1, item: call });
+    for (const delta of [args.slice(0, 5), args.slice(5)]) events.push({ type: 'response.function_call_arguments.delta', sequence_number: seq++, output_index: 1, item_id: call.id, delta });
+    events.push({ type: 'response.function_call_arguments.done', sequence_number: seq++, output_index: 1, item_id: call.id, name: TOOL_NAME, arguments: args });
     const done = { ...call, arguments: args, status: 'completed' as const };
-    events.push({ type: 'response.output_item.done', sequence_number: seq++, output_index: 0, item: done });
+    events.push({ type: 'response.output_item.done', sequence_number: seq++, output_index: 1, item: done });
     output.push(done);
   }
   const usage = { input_tokens: 30, input_tokens_details: { cached_tokens: 10, cache_write_tokens: 0 }, output_tokens: 45, output_tokens_details: { reasoning_tokens: 5 }, total_tokens: 75 };
