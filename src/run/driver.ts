@@ -58,6 +58,12 @@ export interface ReadPlan {
 
 type StreamEnd = 'terminal' | 'ended' | 'stopped';
 
+/** The terminal batch for a run the relay ends itself: one synthesized `RUN_ERROR` saying why. */
+export function failureBatch(runId: string, threadId: string, code: RelayRunErrorCode, message: string): Batch {
+  const chunk = relayRunError(runId, threadId, code, message);
+  return { chunks: [{ raw: JSON.stringify(chunk), chunk }], terminal: true };
+}
+
 const WINDOW_DUE = Symbol('window due');
 
 /**
@@ -87,10 +93,7 @@ export class Driver {
 
   async *read(plan: ReadPlan): AsyncGenerator<Batch, ReadEnd, void> {
     const { signal } = plan;
-    const failure = (code: RelayRunErrorCode, message: string): Batch => {
-      const chunk = relayRunError(plan.runId, plan.threadId, code, message);
-      return { chunks: [{ raw: JSON.stringify(chunk), chunk }], terminal: true };
-    };
+    const failure = (code: RelayRunErrorCode, message: string) => failureBatch(plan.runId, plan.threadId, code, message);
     let mode = plan.mode;
     // A pump that just started gives the runner a whole stall budget.
     this.#lastByteAt = Date.now();
