@@ -39,6 +39,9 @@ export type RelayEnv = Env & {
   ANTHROPIC_API_KEY?: string;
   OPENAI_API_KEY?: string;
   CLAUDE_CODE_OAUTH_TOKEN?: string;
+  /** Where the harnesses reach the providers, e.g. a Cloudflare AI Gateway URL; passed to the container like the keys. */
+  ANTHROPIC_BASE_URL?: string;
+  OPENAI_BASE_URL?: string;
 };
 
 export interface RelayConfig {

@@ -8,8 +8,12 @@ import type { RunnerTransport } from './transport.ts';
 /** Where the Dockerfile puts the runner, and the port it listens on inside the container. */
 export const CONTAINER_RUNNER = { command: 'node /opt/harness-relay/container/src/main.ts', port: 8788 } as const;
 
-/** The harness keys: secrets that go to the container's environment and nowhere else. */
-const HARNESS_SECRETS = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN'] as const;
+/**
+ * The harness keys: secrets that go to the container's environment and nowhere
+ * else; with them the provider base URLs (SPEC: they reach the harness
+ * environment, e.g. a Cloudflare AI Gateway URL), which may carry a gateway token.
+ */
+const HARNESS_SECRETS = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN', 'ANTHROPIC_BASE_URL', 'OPENAI_BASE_URL'] as const;
 
 export function harnessSecrets(env: RelayEnv): Record<string, string> {
   const secrets: Record<string, string> = {};

@@ -80,6 +80,13 @@ describe('every harness end to end with its double', () => {
     expect(assistant.flatMap((message) => message.toolCalls ?? []).map((call) => call.function.name)).toContain(tool);
   });
 
+  it('passes OPENAI_BASE_URL to codex as openai_base_url, and OPENAI_API_KEY as CODEX_API_KEY', async () => {
+    const before = provider.requests.length;
+    const run = await postRun(stack.url, { prompt: 'list the files [scenario:tool]', harness: 'codex' });
+    expect(await waitSettled(stack.url, run.runId)).toMatchObject({ status: 'completed' });
+    expect(provider.requests.slice(before)).toEqual([{ path: '/v1/responses', key: 'sk-proj-dummy-e2e-key-0123456789' }]);
+  });
+
   it.each([
     ['demo', { harnessOptions: { chunks: 1000, chunkBytes: 20, delayMs: 0 } }],
     ['claude-code', {}],

@@ -38,10 +38,35 @@ function failTurn(status: string, body: string): void {
   emit({ type: 'turn.failed', error: { message } });
 }
 
+/** `-c openai_base_url="…"`: the only way the real CLI takes a base URL (it ignores OPENAI_BASE_URL). */
+function configuredBaseUrl(): string | undefined {
+  for (let i = 0; i < args.length - 1; i++) {
+    const match = args[i] === '--config' ? /^openai_base_url="(.*)"$/.exec(args[i + 1]!) : null;
+    if (match) return match[1];
+  }
+  return undefined;
+}
+
 const prompt = await readStdin();
 const scenario = scenarioOf(prompt);
 emit({ type: 'thread.started', thread_id: randomUUID() });
 emit({ type: 'turn.started' });
+// With a base URL the turn's model call goes there, authenticated with CODEX_API_KEY, as the real CLI's does.
+const baseUrl = configuredBaseUrl();
+if (baseUrl !== undefined) {
+  const res = await fetch(`${baseUrl}/responses`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${process.env.CODEX_API_KEY ?? ''}` },
+    body: JSON.stringify({ model: 'gpt-5.3-codex', input: [{ role: 'user', content: prompt }], stream: true }),
+  });
+  const body = await res.text();
+  if (res.status !== 200) {
+    const message = `unexpected status ${res.status} ${res.statusText}: ${body}`;
+    emit({ type: 'error', message });
+    emit({ type: 'turn.failed', error: { message } });
+    process.exit(1);
+  }
+}
 switch (scenario.kind) {
   case 'reconnect':
     emit({ type: 'error', message: 'Reconnecting... 1/5 (stream disconnected before completion: error sending request for url (https://api.openai.com/v1/responses))' });
