@@ -68,6 +68,31 @@ export default defineConfig({
         test: { name: 'driver', include: ['test/driver/**/*.test.ts'], globalSetup: ['test/support/runner-setup.ts'] },
       },
       {
+        // SPEC's limits at small values, against the real runner: each run ends
+        // with its code and the runner has no live harness for it afterwards.
+        plugins: [
+          sqlText(),
+          cloudflareTest(({ inject }) => ({
+            wrangler: { configPath: './wrangler.toml' },
+            miniflare: {
+              bindings: {
+                RUNNER_URL: 'http://runner.test',
+                RUNNER_TOKEN: inject('runnerToken'),
+                STALL_TIMEOUT_SECONDS: '1.5',
+                RUN_MAX_SECONDS: '40',
+                IDLE_TIMEOUT_SECONDS: '4',
+                RUN_MAX_EVENTS: '300',
+                RUN_MAX_BYTES: '40000',
+                MAX_CLIENTS_PER_RUN: '3',
+                MAX_THREAD_MESSAGES: '6',
+              },
+              outboundService: faultProxy(inject('runnerUrl')),
+            },
+          })),
+        ],
+        test: { name: 'limits', include: ['test/limits/**/*.test.ts'], globalSetup: ['test/support/limits-runner-setup.ts'], testTimeout: 90_000 },
+      },
+      {
         // The deployed path: the real @cloudflare/sandbox Sandbox object (its
         // ctx.container a stand-in that starts real processes through the
         // global setup's container host), a control-server double, and the

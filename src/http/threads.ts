@@ -41,15 +41,23 @@ export async function beginTurn(
     runKey: turn.runKey,
     userMessages: turn.userMessages,
     sandbox: config.sandbox,
+    maxMessages: config.limits.maxThreadMessages,
   });
-  const answer = result as Partial<Record<'kind' | 'activeRunId' | 'sandboxId' | 'history', unknown>>;
+  const answer = result as Partial<Record<'kind' | 'activeRunId' | 'sandboxId' | 'history' | 'messages', unknown>>;
   if (answer.kind === 'busy') {
     throw new ApiError(409, 'thread_busy', `Thread ${turn.threadId} already has an active run (${String(answer.activeRunId)}); wait for it to end or cancel it, then post the next turn.`);
+  }
+  if (answer.kind === 'full') {
+    throw new ApiError(
+      409,
+      'thread_full',
+      `Thread ${turn.threadId} holds ${String(answer.messages)} messages and this turn would take it past MAX_THREAD_MESSAGES (${config.limits.maxThreadMessages}); start a new thread. It stays readable.`,
+    );
   }
   if (answer.kind !== 'ok' || typeof answer.sandboxId !== 'string') throw new Error('the thread object answered begin() with an unknown shape');
   if (typeof answer.history !== 'string') throw new Error('the thread object answered begin() without its history');
   const parsed = parseTrustedJson(answer.history, 'history');
-  const history = Array.isArray(parsed) && parsed.length === 0 ? [] : parseMessages(parsed, 'history');
+  const history = Array.isArray(parsed) && parsed.length === 0 ? [] : parseMessages(parsed, 'history', { source: 'trusted', maxMessages: Number.POSITIVE_INFINITY });
   return { history, sandboxId: answer.sandboxId, threadKey };
 }
 

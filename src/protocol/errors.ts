@@ -52,6 +52,10 @@ export const RELAY_RUN_ERROR_CODES = [
   'stalled',
   'chunk_too_large',
   'invalid_chunk',
+  'max_duration_exceeded',
+  'idle_timeout',
+  'max_events_exceeded',
+  'max_bytes_exceeded',
 ] as const;
 
 export type RelayRunErrorCode = (typeof RELAY_RUN_ERROR_CODES)[number];

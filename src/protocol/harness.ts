@@ -194,9 +194,10 @@ export function requireDemoWithinBudget(options: DemoOptions, budget: RunBudget,
   if (bytes > budget.maxBytes) {
     throw new HarnessOptionsError(`${path}.chunkBytes`, `${options.chunks} deltas of ${options.chunkBytes} bytes are about ${bytes} bytes, over RUN_MAX_BYTES (${budget.maxBytes})`);
   }
-  const ms = options.chunks * options.delayMs;
+  // The demo waits delayMs after every chunk it writes, not only after text deltas.
+  const ms = events * options.delayMs;
   if (ms > budget.runMaxMs) {
-    throw new HarnessOptionsError(`${path}.delayMs`, `${options.chunks} deltas ${options.delayMs} ms apart take ${Math.ceil(ms / 1000)} s, over RUN_MAX_SECONDS (${budget.runMaxMs / 1000})`);
+    throw new HarnessOptionsError(`${path}.delayMs`, `${events} chunks ${options.delayMs} ms apart take ${Math.ceil(ms / 1000)} s, over RUN_MAX_SECONDS (${budget.runMaxMs / 1000})`);
   }
 }
 

@@ -7,7 +7,9 @@ import {
   parseTrustedJson,
   runErrorOf,
   terminalChunkType,
+  usageOfRunFinished,
   type RelayRunErrorCode,
+  type RunUsage,
   type RunView,
   type RunnerRunRequest,
 } from '../protocol/index.ts';
@@ -123,7 +125,12 @@ export class RunLifecycle {
   /** Moves a running run to `aborted` (durably, first), then stops its harness. Idempotent. */
   async cancel(): Promise<RunView | null> {
     const record = this.#log.get();
-    if (!record || isTerminalRunStatus(record.status)) return record;
+    if (!record) return record;
+    if (isTerminalRunStatus(record.status)) {
+      // The record stays as it is, but a harness that outlived its run's end (SPEC) is stopped now.
+      this.#ctx.waitUntil(this.#killHarness(record.runId));
+      return record;
+    }
     this.#stopPump();
     return this.#finish([], 'aborted');
   }
@@ -147,7 +154,16 @@ export class RunLifecycle {
     }
     if (action === 'stall') {
       this.#stopPump();
-      this.#fail('stalled', `The harness wrote nothing for ${seconds} s (STALL_TIMEOUT_SECONDS), so the run was stopped.`);
+      this.#fail('stalled', `The runner sent nothing, not even a keep-alive, for ${seconds} s (STALL_TIMEOUT_SECONDS), so the run was stopped.`);
+    }
+    const { runMaxMs, idleTimeoutMs } = this.#config.limits;
+    if (action === 'max-duration') {
+      this.#stopPump();
+      this.#fail('max_duration_exceeded', `The run went on for ${runMaxMs / 1000} s (RUN_MAX_SECONDS), so it was stopped and its harness killed.`);
+    }
+    if (action === 'idle') {
+      this.#stopPump();
+      this.#fail('idle_timeout', `The harness wrote no chunk for ${idleTimeoutMs / 1000} s (IDLE_TIMEOUT_SECONDS; keep-alives do not count), so the run was stopped and its harness killed.`);
     }
     await this.#schedule();
   }
@@ -157,8 +173,9 @@ export class RunLifecycle {
    * terminal batch. The run's limits (duration, idle time, events, bytes)
    * belong here too, checked against each batch before it is appended.
    */
-  #apply(batch: Batch): AcceptResult {
-    if (batch.chunks.length === 0) return this.#log.isTerminal() ? 'rejected' : 'open';
+  #apply(incoming: Batch): AcceptResult {
+    if (incoming.chunks.length === 0) return this.#log.isTerminal() ? 'rejected' : 'open';
+    const batch = this.#bounded(incoming);
     const raws = batch.chunks.map((c) => c.raw);
     let events: StoredEvent[];
     try {
@@ -173,9 +190,39 @@ export class RunLifecycle {
       return 'open';
     }
     const last = batch.chunks[batch.chunks.length - 1]!.chunk;
-    if (last.type === 'RUN_FINISHED') this.#finish(events, 'completed');
+    if (last.type === 'RUN_FINISHED') this.#finish(events, 'completed', undefined, usageOfRunFinished(last));
     else this.#finish(events, 'failed', runErrorOf(last));
     return 'terminal';
+  }
+
+  /**
+   * RUN_MAX_EVENTS and RUN_MAX_BYTES: a batch that would take the run past
+   * either keeps the chunks that fit and ends with a `RUN_ERROR` saying which
+   * (the run fails and its harness is killed). The events limit counts that
+   * `RUN_ERROR` too; the bytes limit is passed by at most its own size.
+   */
+  #bounded(batch: Batch): Batch {
+    const { maxEvents, maxBytes } = this.#config.limits;
+    const stored = this.#log.lastSeq + 1;
+    const room = maxEvents - stored - (batch.terminal ? 0 : 1);
+    let chars = 0;
+    for (const { raw } of batch.chunks) chars += raw.length;
+    // The common case in O(1) per chunk: a UTF-16 unit is at most 3 bytes of UTF-8.
+    if (batch.chunks.length <= room && this.#log.storedBytes + 3 * chars <= maxBytes) return batch;
+    const encoder = new TextEncoder();
+    let bytes = this.#log.storedBytes;
+    for (let i = 0; i < batch.chunks.length; i++) {
+      const last = i === batch.chunks.length - 1;
+      const overEvents = stored + i + 1 > maxEvents - (batch.terminal && last ? 0 : 1);
+      bytes += encoder.encode(batch.chunks[i]!.raw).byteLength;
+      if (!overEvents && bytes <= maxBytes) continue;
+      const record = this.#log.get()!;
+      const [code, message]: [RelayRunErrorCode, string] = overEvents
+        ? ['max_events_exceeded', `The run reached RUN_MAX_EVENTS (${maxEvents} events), so it was stopped and its harness killed.`]
+        : ['max_bytes_exceeded', `The run's chunks reached RUN_MAX_BYTES (${maxBytes} bytes of JSON), so it was stopped and its harness killed.`];
+      return { chunks: [...batch.chunks.slice(0, i), ...failureBatch(record.runId, record.threadId, code, message).chunks], terminal: true };
+    }
+    return batch;
   }
 
   /** Appends a synthesized `RUN_ERROR` and fails the run, unless it is already terminal. */
@@ -186,8 +233,8 @@ export class RunLifecycle {
   }
 
   /** The first terminal status wins; its tails, thread and harness hear of it once. */
-  #finish(events: readonly StoredEvent[], status: TerminalRunStatus, error?: RunError): RunView | null {
-    const result = this.#log.finish(status, error, Date.now());
+  #finish(events: readonly StoredEvent[], status: TerminalRunStatus, error?: RunError, usage?: RunUsage): RunView | null {
+    const result = this.#log.finish(status, error, Date.now(), usage);
     if (!result) return null;
     this.#tails.flush(events, result.changed ? result.record : null);
     if (result.changed) {
@@ -248,7 +295,7 @@ export class RunLifecycle {
     const threadKey = this.#log.link()?.threadKey ?? null;
     if (!stored || threadKey === null) return stored;
     const history = parseTrustedJson(await this.#env.THREADS.get(this.#env.THREADS.idFromName(threadKey)).history(), 'history');
-    const messages = Array.isArray(history) && history.length > 0 ? parseMessages(history, 'history') : [];
+    const messages = Array.isArray(history) && history.length > 0 ? parseMessages(history, 'history', { source: 'trusted', maxMessages: Number.POSITIVE_INFINITY }) : [];
     return { ...stored, messages: [...messages, ...stored.messages] };
   }
 
@@ -297,6 +344,11 @@ export class RunLifecycle {
       retryAt: this.#retryAt,
       stallTimeoutMs: this.#config.stallTimeoutMs,
       runTtlMs: this.#config.runTtlMs,
+      startedAt: record.startedAt,
+      // The last chunk stored (held in a group-commit window for at most a second before that).
+      lastChunkAt: Math.max(this.#log.lastAppendAt, record.startedAt),
+      runMaxMs: this.#config.limits.runMaxMs,
+      idleTimeoutMs: this.#config.limits.idleTimeoutMs,
     });
   }
 

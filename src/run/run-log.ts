@@ -1,6 +1,6 @@
 import type { RunError, TerminalRunStatus } from '@tanstack/ai';
 import { isTerminalRunStatus } from '@tanstack/ai';
-import { parseRunError, parseRunnerRunRequest, parseRunView, parseTrustedJson, type RunView, type RunnerRunRequest } from '../protocol/index.ts';
+import { parseRunError, parseRunnerRunRequest, parseRunUsage, parseRunView, parseTrustedJson, type RunUsage, type RunView, type RunnerRunRequest } from '../protocol/index.ts';
 import { hasSchema, latestVersion, migrate, schemaVersion } from '../storage/migrations.ts';
 import { RUN_MIGRATIONS } from './schema.ts';
 
@@ -54,7 +54,7 @@ const MAX_ROW_CHARS = 512 * 1024;
 export const DEFAULT_PAGE_EVENTS = 512;
 
 /** The record's columns, named: the request (the largest one) is read only by `request()`. */
-const RECORD_COLUMNS = 'run_id, thread_id, status, started_at, finished_at, updated_at, error';
+const RECORD_COLUMNS = 'run_id, thread_id, status, started_at, finished_at, updated_at, error, usage';
 
 interface RecordRow {
   run_id: string;
@@ -64,6 +64,7 @@ interface RecordRow {
   finished_at: number | null;
   updated_at: number;
   error: string | null;
+  usage: string | null;
   [key: string]: SqlStorageValue;
 }
 
@@ -72,6 +73,15 @@ interface RecordRow {
  * budget allows. Shared by appends and the legacy migration so both respect
  * the same limit.
  */
+const encoder = new TextEncoder();
+
+/** UTF-8 length of chunk JSON. Most chunks are ASCII, where it is the string length: only the rest are encoded. */
+function utf8Bytes(raws: readonly string[]): number {
+  let bytes = 0;
+  for (const raw of raws) bytes += /^[\x00-\x7f]*$/.test(raw) ? raw.length : encoder.encode(raw).byteLength;
+  return bytes;
+}
+
 export function insertEventRows(sql: SqlStorage, firstSeq: number, raws: readonly string[], appendedAt: number): void {
   let start = 0;
   let chars = 0;
@@ -111,6 +121,8 @@ export class RunLog {
   #lastSeq: number | undefined;
   /** Epoch ms of the newest events row (0: none); `undefined` until read from storage. */
   #lastAppendAt: number | undefined;
+  /** UTF-8 bytes of every chunk stored (RUN_MAX_BYTES); `undefined` until read from storage. */
+  #bytes: number | undefined;
   /** Once the schema exists it never disappears except through `reset()`. */
   #hasSchema = false;
   /** Cached: the append path asks on every flush, and the answer changes only here. */
@@ -148,6 +160,7 @@ export class RunLog {
     });
     this.#lastSeq = -1;
     this.#lastAppendAt = 0;
+    this.#bytes = 0;
     this.#terminal = false;
     const record = this.get();
     if (!record) throw new Error('run record missing right after insert');
@@ -223,23 +236,42 @@ export class RunLog {
     }
     const firstSeq = this.lastSeq + 1;
     if (raws.length === 0) return { firstSeq, lastSeq: firstSeq - 1 };
+    const bytes = this.storedBytes;
     this.#storage.transactionSync(() => insertEventRows(this.#sql, firstSeq, raws, now));
     this.#lastSeq = firstSeq + raws.length - 1;
     this.#lastAppendAt = now;
+    this.#bytes = bytes + utf8Bytes(raws);
     return { firstSeq, lastSeq: this.#lastSeq };
   }
 
-  /** Moves a running run to a terminal status. A run already terminal is returned unchanged (`changed: false`). */
-  finish(status: TerminalRunStatus, error: RunError | undefined, now: number): { record: RunView; changed: boolean } | null {
+  /** UTF-8 bytes of the chunk JSON stored so far (the separators between a row's chunks not counted). */
+  get storedBytes(): number {
+    if (this.#bytes === undefined) {
+      this.#bytes = hasSchema(this.#sql)
+        ? this.#sql.exec<{ bytes: number }>("SELECT COALESCE(SUM(length(CAST(chunks AS BLOB)) - (last_seq - first_seq)), 0) AS bytes FROM events").one().bytes
+        : 0;
+    }
+    return this.#bytes;
+  }
+
+  /** Epoch ms of the last append (0: none yet): when the harness last wrote a chunk, as far as storage knows. */
+  get lastAppendAt(): number {
+    if (this.#lastAppendAt === undefined && !hasSchema(this.#sql)) return 0;
+    return this.#lastAppendAt ?? this.#lastAppendedAt();
+  }
+
+  /** Moves a running run to a terminal status, with what it used if it said. A run already terminal is returned unchanged (`changed: false`). */
+  finish(status: TerminalRunStatus, error: RunError | undefined, now: number, usage?: RunUsage): { record: RunView; changed: boolean } | null {
     const current = this.get();
     if (!current) return null;
     if (isTerminalRunStatus(current.status)) return { record: current, changed: false };
     this.#sql.exec(
-      'UPDATE run SET status = ?, finished_at = ?, updated_at = ?, error = ? WHERE singleton = 1',
+      'UPDATE run SET status = ?, finished_at = ?, updated_at = ?, error = ?, usage = ? WHERE singleton = 1',
       status,
       now,
       now,
       error ? JSON.stringify(error) : null,
+      usage ? JSON.stringify(usage) : null,
     );
     this.#terminal = true;
     return { record: this.get()!, changed: true };
@@ -285,6 +317,7 @@ export class RunLog {
   reset(): void {
     this.#lastSeq = undefined;
     this.#lastAppendAt = undefined;
+    this.#bytes = undefined;
     this.#hasSchema = false;
     this.#terminal = undefined;
     this.#rowCache = undefined;
@@ -315,6 +348,7 @@ export class RunLog {
       updatedAt: Math.max(row.updated_at, this.#lastAppendAt ?? this.#lastAppendedAt()),
       ...(row.finished_at !== null ? { finishedAt: row.finished_at } : {}),
       ...(row.error !== null ? { error: parseRunError(parseTrustedJson(row.error, 'record.error')) } : {}),
+      ...(row.usage !== null ? { usage: parseRunUsage(parseTrustedJson(row.usage, 'record.usage')) } : {}),
     });
   }
 

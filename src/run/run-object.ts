@@ -35,10 +35,12 @@ export const RUN_OBJECT_PATHS = { ws: '/ws', events: '/events' } as const;
 export class RunObject extends DurableObject<RelayEnv> {
   readonly #log: RunLog;
   readonly #lifecycle: RunLifecycle;
+  readonly #maxClients: number;
 
   constructor(ctx: DurableObjectState, env: RelayEnv) {
     super(ctx, env);
     const config = readConfig(env);
+    this.#maxClients = config.limits.maxClientsPerRun;
     this.#log = new RunLog(ctx.storage);
     const transport = transportFor(env, config, (runId) => this.#log.link()?.sandboxId ?? runId);
     this.#lifecycle = new RunLifecycle(ctx, env, config, this.#log, transport);
@@ -93,6 +95,11 @@ export class RunObject extends DurableObject<RelayEnv> {
     if (found.kind === 'unreadable') return Response.json(apiErrorBody('run_unreadable', found.reason), { status: 410 });
     if (found.kind === 'missing') return Response.json(apiErrorBody('run_not_found', `No run ${runId} exists (it may have expired).`), { status: 404 });
     if (fromSeq === null) return Response.json(apiErrorBody('invalid_from_seq', 'fromSeq must be an integer >= -1.'), { status: 400 });
+    // Before any upgrade: every tail (WebSocket or HTTP) counts, hibernated sockets included.
+    if (this.#lifecycle.tails.watchers >= this.#maxClients) {
+      const message = `Run ${runId} already has ${this.#maxClients} clients following it (MAX_CLIENTS_PER_RUN). Close one, or retry later.`;
+      return Response.json(apiErrorBody('too_many_clients', message), { status: 429, headers: { 'retry-after': '5' } });
+    }
     this.#lifecycle.ensureDriving();
     if (url.pathname === RUN_OBJECT_PATHS.ws) {
       const pair = new WebSocketPair();

@@ -21,9 +21,15 @@ export interface WatchdogInput {
   threadPending?: boolean;
   /** A reattach found the runner restarting: when to try again (epoch ms). */
   retryAt?: number | null;
+  /** When the run started and when its harness last wrote a chunk (keep-alives are not chunks), epoch ms. */
+  startedAt?: number;
+  lastChunkAt?: number;
+  /** RUN_MAX_SECONDS and IDLE_TIMEOUT_SECONDS, in ms; unset: no such limit. */
+  runMaxMs?: number;
+  idleTimeoutMs?: number;
 }
 
-export type WatchdogAction = 'expire' | 'reattach' | 'stall' | 'give-up' | 'notify' | null;
+export type WatchdogAction = 'expire' | 'reattach' | 'stall' | 'give-up' | 'notify' | 'max-duration' | 'idle' | null;
 
 /**
  * While a run is live the alarm comes back at least this often, so a pump
@@ -42,7 +48,13 @@ export function decide(input: WatchdogInput): { action: WatchdogAction; next: nu
     if (input.threadPending) return { action: 'notify', next: Math.min(expiresAt, now + REATTACH_CHECK_MS) };
     return { action: null, next: expiresAt };
   }
-  const check = now + Math.min(stallTimeoutMs, REATTACH_CHECK_MS);
+  // The run's own limits come first: they hold whether or not the runner can be reached.
+  const maxAt = input.startedAt !== undefined && input.runMaxMs !== undefined ? input.startedAt + input.runMaxMs : Infinity;
+  const idleAt = input.lastChunkAt !== undefined && input.idleTimeoutMs !== undefined ? input.lastChunkAt + input.idleTimeoutMs : Infinity;
+  if (now >= maxAt) return { action: 'max-duration', next: null };
+  if (now >= idleAt) return { action: 'idle', next: null };
+  const limitAt = Math.min(maxAt, idleAt);
+  const check = Math.min(now + Math.min(stallTimeoutMs, REATTACH_CHECK_MS), limitAt);
   const stallAt = lastByteAt + stallTimeoutMs;
   // The same silence budget covers a runner that cannot be reattached.
   if (!pumpActive) return now >= stallAt ? { action: 'give-up', next: null } : { action: 'reattach', next: Math.min(stallAt, check, input.retryAt ?? check) };

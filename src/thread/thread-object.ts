@@ -23,10 +23,13 @@ export interface BeginTurn {
   runKey: string;
   userMessages: ModelMessage[];
   sandbox: SandboxPolicy;
+  /** `MAX_THREAD_MESSAGES`: a turn that would take the transcript past it is refused, and the thread stays readable. */
+  maxMessages: number;
 }
 
 export type BeginResult =
   | { kind: 'busy'; activeRunId: string }
+  | { kind: 'full'; messages: number }
   /** `history`: the transcript to send before the turn's messages, observed harness tool calls stripped (JSON text). */
   | { kind: 'ok'; history: string; sandboxId: string };
 
@@ -99,7 +102,9 @@ export class ThreadObject extends DurableObject<RelayEnv> {
     const now = Date.now();
     let thread = this.#thread();
     const known = thread ? this.#sql.exec('SELECT 1 FROM runs WHERE run_id = ?', turn.runId).toArray().length > 0 : false;
-    const history = JSON.stringify(stripObservedToolCalls(this.#messages()));
+    const messages = this.#messages();
+    if (!known && messages.length + turn.userMessages.length > turn.maxMessages) return { kind: 'full', messages: messages.length };
+    const history = JSON.stringify(stripObservedToolCalls(messages));
     this.ctx.storage.transactionSync(() => {
       if (!thread) {
         migrate(this.#sql, THREAD_MIGRATIONS, now);
@@ -210,6 +215,7 @@ export class ThreadObject extends DurableObject<RelayEnv> {
       .exec<{ message: string }>('SELECT message FROM messages ORDER BY position')
       .toArray()
       .map((row) => parseTrustedJson(row.message, 'transcript'));
-    return stored.length === 0 ? [] : parseMessages(stored, 'transcript');
+    // What the relay stored: no per-request bound (MAX_THREAD_MESSAGES is checked when a turn begins).
+    return stored.length === 0 ? [] : parseMessages(stored, 'transcript', { source: 'trusted', maxMessages: Number.POSITIVE_INFINITY });
   }
 }

@@ -56,4 +56,29 @@ describe('watchdog decide', () => {
       expect(decide(input({ stallTimeoutMs: short, lastByteAt: NOW, pumpActive: false }))).toEqual({ action: 'reattach', next: NOW + short });
     });
   });
+
+  describe('the run limits', () => {
+    const limits = { startedAt: NOW - 10_000, lastChunkAt: NOW - 1_000, runMaxMs: 60_000, idleTimeoutMs: 20_000 };
+
+    it('wakes at the nearer of the run deadline, the idle deadline and the stall check', () => {
+      expect(decide(input({ ...limits, idleTimeoutMs: 5_000 }))).toEqual({ action: null, next: NOW + 4_000 });
+      expect(decide(input({ ...limits, runMaxMs: 12_000 }))).toEqual({ action: null, next: NOW + 2_000 });
+      expect(decide(input({ ...limits, pumpActive: false, runMaxMs: 12_000 }))).toEqual({ action: 'reattach', next: NOW + 2_000 });
+    });
+
+    it('ends a run past RUN_MAX_SECONDS, a pump or not', () => {
+      for (const pumpActive of [true, false]) {
+        expect(decide(input({ ...limits, pumpActive, startedAt: NOW - 60_000 })).action).toBe('max-duration');
+      }
+    });
+
+    it('ends a run whose harness wrote no chunk for IDLE_TIMEOUT_SECONDS, however recent the last keep-alive byte', () => {
+      expect(decide(input({ ...limits, lastByteAt: NOW, lastChunkAt: NOW - 20_000 })).action).toBe('idle');
+      expect(decide(input({ ...limits, lastByteAt: NOW, lastChunkAt: NOW - 19_999 })).action).toBeNull();
+    });
+
+    it('leaves a terminal run to retention', () => {
+      expect(decide(input({ ...limits, status: 'failed', finishedAt: NOW, startedAt: 0, lastChunkAt: 0 }))).toEqual({ action: null, next: NOW + TTL });
+    });
+  });
 });
