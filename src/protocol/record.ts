@@ -5,9 +5,56 @@ import { isObject, ownRecord } from './json.ts';
 /**
  * The run record as the API serves it: core's `RunRecord` plus the log's
  * cursor (`lastSeq`, `-1` before the first chunk) and the activity clock
- * (`updatedAt`, epoch ms of the last write of any kind).
+ * (`updatedAt`, epoch ms of the last write of any kind). Its `usage` is in
+ * AG-UI 1.0's names (SPEC), not core's `TokenUsage` (`promptTokens`, …).
  */
-export type RunView = RunRecord & { lastSeq: number; updatedAt: number };
+export type RunView = Omit<RunRecord, 'usage'> & { lastSeq: number; updatedAt: number; usage?: RunUsage };
+
+/**
+ * What a completed run's `RUN_FINISHED` reported it used (SPEC "Harness
+ * chunks: one dialect"): AG-UI 1.0's token counts, summed over its entries
+ * (one per provider and model). Cache fields only where the harness reports them.
+ */
+export interface RunUsage {
+  inputTokens: number;
+  outputTokens: number;
+  /** Part of `inputTokens`: read from the provider's prompt cache. */
+  cachedInputTokens?: number;
+  /** Part of `inputTokens`: written to the provider's prompt cache. */
+  cacheWriteInputTokens?: number;
+}
+
+const USAGE_FIELDS = ['inputTokens', 'outputTokens', 'cachedInputTokens', 'cacheWriteInputTokens'] as const;
+
+export function parseRunUsage(value: unknown, path = 'usage'): RunUsage {
+  const usage = ownRecord(value, path);
+  const usageView: RunUsage = { inputTokens: requireInt(usage, 'inputTokens', path, 0), outputTokens: requireInt(usage, 'outputTokens', path, 0) };
+  if (usage.cachedInputTokens !== undefined) usageView.cachedInputTokens = requireInt(usage, 'cachedInputTokens', path, 0);
+  if (usage.cacheWriteInputTokens !== undefined) usageView.cacheWriteInputTokens = requireInt(usage, 'cacheWriteInputTokens', path, 0);
+  return usageView;
+}
+
+/**
+ * The usage a `RUN_FINISHED` chunk carries, as the record keeps it; `undefined`
+ * when it reports none. Entries that are not AG-UI token usage are skipped.
+ */
+export function usageOfRunFinished(chunk: unknown): RunUsage | undefined {
+  const entries = isObject(chunk) && chunk.type === 'RUN_FINISHED' && Array.isArray(chunk.usage) ? chunk.usage : [];
+  let total: Record<(typeof USAGE_FIELDS)[number], number | undefined> | undefined;
+  for (const entry of entries) {
+    if (!isObject(entry)) continue;
+    total ??= { inputTokens: 0, outputTokens: 0, cachedInputTokens: undefined, cacheWriteInputTokens: undefined };
+    for (const field of USAGE_FIELDS) {
+      const count = entry[field];
+      if (typeof count === 'number' && Number.isSafeInteger(count) && count >= 0) total[field] = (total[field] ?? 0) + count;
+    }
+  }
+  if (total === undefined) return undefined;
+  const usage: RunUsage = { inputTokens: total.inputTokens ?? 0, outputTokens: total.outputTokens ?? 0 };
+  if (total.cachedInputTokens !== undefined) usage.cachedInputTokens = total.cachedInputTokens;
+  if (total.cacheWriteInputTokens !== undefined) usage.cacheWriteInputTokens = total.cacheWriteInputTokens;
+  return usage;
+}
 
 /** The statuses this relay writes. Core's `interrupted` is never produced here. */
 export const RUN_STATUSES = ['running', 'completed', 'failed', 'aborted'] as const satisfies ReadonlyArray<RunRecord['status']>;
@@ -56,5 +103,6 @@ export function parseRunView(input: unknown, path = 'record'): RunView {
   };
   if (value.finishedAt !== undefined) view.finishedAt = requireInt(value, 'finishedAt', path, 0);
   if (value.error !== undefined) view.error = parseRunError(value.error, `${path}.error`);
+  if (value.usage !== undefined) view.usage = parseRunUsage(value.usage, `${path}.usage`);
   return view;
 }
