@@ -1,6 +1,6 @@
 import { env, listDurableObjectIds } from 'cloudflare:test';
 import { describe, expect, inject, it } from 'vitest';
-import type { RunnerRunStatus } from '../../src/protocol/index.ts';
+import type { RunnerRunRequest, RunnerRunStatus } from '../../src/protocol/index.ts';
 import type { RunView } from '../../src/protocol/index.ts';
 import { api, createRun, openTail, runStub } from '../workers/helpers.ts';
 
@@ -47,7 +47,7 @@ async function harnessGone(runId: string): Promise<RunnerRunStatus> {
  */
 async function startUnbounded(harnessOptions: Record<string, number>): Promise<string> {
   const runId = `run_${crypto.randomUUID().replaceAll('-', '')}`;
-  const request = { runId, threadId: runId, tenant: null, harness: 'demo', messages: [{ role: 'user', content: 'go on and on' }], harnessOptions };
+  const request: RunnerRunRequest = { runId, threadId: runId, tenant: null, harness: 'demo', messages: [{ role: 'user', content: 'go on and on' }], harnessOptions };
   const result = await runStub(runId).create({ runId, threadId: runId, requestHash: 'unbounded', request });
   expect(result.kind).toBe('created');
   return runId;

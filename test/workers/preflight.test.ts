@@ -3,7 +3,7 @@ import { readConfig, type RelayEnv } from '../../src/config.ts';
 import { ApiError } from '../../src/http/errors.ts';
 import { requireHarnessAvailable } from '../../src/http/preflight.ts';
 import type { CreateRunInput, HarnessName } from '../../src/protocol/index.ts';
-import { QUIET_RUNNER_TOKEN } from '../support/quiet-runner.ts';
+import { env as bindings } from 'cloudflare:test';
 
 /**
  * The Worker's preflight, both ways it decides: from the secrets it holds
@@ -50,7 +50,7 @@ describe('preflight from the secrets the Worker holds (container transport)', ()
 
 describe("preflight from the runner's /health (RUNNER_URL)", () => {
   const check = (harness: HarnessName, extra: Partial<CreateRunInput> = {}, url = 'http://quiet-runner.test') => {
-    const env = { RUNNER_URL: url, RUNNER_TOKEN: QUIET_RUNNER_TOKEN } as unknown as RelayEnv;
+    const env = { RUNNER_URL: url, RUNNER_TOKEN: (bindings as unknown as RelayEnv).RUNNER_TOKEN } as unknown as RelayEnv;
     return requireHarnessAvailable(input(harness, extra), env, readConfig(env));
   };
 
