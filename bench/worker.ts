@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { app } from '../src/http/app.ts';
 import { newRunId } from '../src/http/ids.ts';
-import { parseCreateRunBody, type RunnerRunRequest } from '../src/protocol/index.ts';
+import { parseCreateRunBody, toRpcValue, type RunnerRunRequest } from '../src/protocol/index.ts';
 import type { RelayEnv } from '../src/config.ts';
 import type { BenchEnv } from './bench-env.ts';
 
@@ -30,10 +30,10 @@ function peerStub(env: BenchEnv, peer: string, runId: string) {
 }
 
 bench.post('/:peer/runs', async (c) => {
-  const input = parseCreateRunBody(await c.req.json(), 'demo');
+  const input = parseCreateRunBody(await c.req.json(), { defaultHarness: 'demo', allowUnsafe: false });
   const runId = newRunId();
   const request: RunnerRunRequest = { runId, ...input, threadId: input.threadId ?? runId, tenant: null };
-  await peerStub(c.env, c.req.param('peer'), runId).start(request);
+  await peerStub(c.env, c.req.param('peer'), runId).start(toRpcValue(request));
   return c.json({ runId }, 202);
 });
 
