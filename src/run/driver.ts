@@ -95,8 +95,6 @@ export class Driver {
     const { signal } = plan;
     const failure = (code: RelayRunErrorCode, message: string) => failureBatch(plan.runId, plan.threadId, code, message);
     let mode = plan.mode;
-    // A pump that just started gives the runner a whole stall budget.
-    this.#lastByteAt = Date.now();
     try {
       while (!signal.aborted) {
         const from = plan.lastSeq();

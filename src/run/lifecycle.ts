@@ -338,8 +338,9 @@ export class RunLifecycle {
       finishedAt: record.finishedAt,
       now: Date.now(),
       pumpActive,
-      // A pump knows when the runner last wrote; without one, the last durable write is the best evidence.
-      lastByteAt: pumpActive ? this.#driver.lastByteAt : Math.max(this.#driver.lastByteAt, record.updatedAt),
+      // The runner's last byte, or the last durable write when this instance has read none yet
+      // (a fresh pump still connecting, or none): a reattach retried after a restart gets no new budget.
+      lastByteAt: Math.max(this.#driver.lastByteAt, record.updatedAt),
       threadPending: isTerminalRunStatus(record.status) && link !== null && link.threadKey !== null && link.notifiedAt === null,
       retryAt: this.#retryAt,
       stallTimeoutMs: this.#config.stallTimeoutMs,
