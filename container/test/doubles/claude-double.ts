@@ -5,13 +5,23 @@
  * 0.3.332's `SDKMessage` (the SDK of that CLI release), so a fixture cannot
  * drift from the real shape unnoticed. As the real CLI does, it writes:
  *
- * - `session_id` and `uuid` on every line, a `system/init` line first;
+ * - `session_id` and `uuid` on every line, a `system/init` line first and a
+ *   `system/status` "requesting" before each API call;
  * - `stream_event` partials for every content block (`text_delta`,
- *   `input_json_delta`), then one `assistant` message per content block, all
- *   of a response sharing its `message.id`;
+ *   `input_json_delta`), and one `assistant` message per content block (with a
+ *   `timestamp`) as soon as the block's content is complete, before its
+ *   `content_block_stop`; all of a response share its `message.id`;
+ * - a tool's `user` result as soon as the tool ran, before the response's
+ *   `message_delta` / `message_stop`;
  * - an API failure as a synthetic assistant message (`model: "<synthetic>"`,
- *   `error`) and a `result` with `subtype: "success"` and `is_error: true`;
+ *   `error`) and a `result` with `subtype: "success"`, `is_error: true`,
+ *   `api_error_status` and `terminal_reason: "api_error"`, then exit code 1;
  * - a `result` with `num_turns`, durations, usage and cost.
+ *
+ * Checked against the real 2.1.332 binary (the agent SDK's
+ * `@anthropic-ai/claude-agent-sdk-linux-x64`), run inside `unshare -n` with
+ * non-essential traffic off against provider-double.ts: these orderings and
+ * fields are what it wrote.
  *
  * The scenario is picked by the prompt (stdin): `[scenario:tool]` (the default:
  * text, a Bash call, its result, closing text), `[scenario:long N]` (an N-char
@@ -81,14 +91,23 @@ function init(): void {
   });
 }
 
+function requesting(): void {
+  emit({ type: 'system', subtype: 'status', status: 'requesting', uuid: randomUUID(), session_id: sessionId });
+}
+
 function streamEvent(event: Extract<SDKMessage, { type: 'stream_event' }>['event']): void {
   emit({ type: 'stream_event', event, parent_tool_use_id: null, uuid: randomUUID(), session_id: sessionId });
 }
 
 type Block = { type: 'text'; text: string; deltas: string[] } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown>; deltas: string[] };
 
-/** One model response: partials for every block, an `assistant` line per block, all with one `message.id`. */
-function response(blocks: Block[], stopReason: 'end_turn' | 'tool_use'): void {
+/**
+ * One model response: partials for every block, an `assistant` line per block,
+ * all with one `message.id`; `afterBlock` runs once a block is complete (where
+ * the CLI runs a tool and writes its result).
+ */
+function response(blocks: Block[], stopReason: 'end_turn' | 'tool_use', afterBlock: (block: Block) => void = () => {}): void {
+  requesting();
   const id = `msg_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
   const base = { id, type: 'message', role: 'assistant', model, stop_reason: null, stop_sequence: null, stop_details: null, container: null, context_management: null, diagnostics: null } as const;
   streamEvent({ type: 'message_start', message: { ...base, content: [], usage: { ...usage, output_tokens: 1 } } });
@@ -100,9 +119,10 @@ function response(blocks: Block[], stopReason: 'end_turn' | 'tool_use'): void {
       streamEvent({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
       for (const partial_json of block.deltas) streamEvent({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json } });
     }
-    streamEvent({ type: 'content_block_stop', index });
     const content = block.type === 'text' ? { type: 'text' as const, text: block.text, citations: null } : { type: 'tool_use' as const, id: block.id, name: block.name, input: block.input };
-    emit({ type: 'assistant', message: { ...base, content: [content], usage }, parent_tool_use_id: null, uuid: randomUUID(), session_id: sessionId });
+    emit({ type: 'assistant', message: { ...base, content: [content], usage }, parent_tool_use_id: null, uuid: randomUUID(), session_id: sessionId, timestamp: new Date().toISOString() });
+    afterBlock(block);
+    streamEvent({ type: 'content_block_stop', index });
   });
   streamEvent({ type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null, stop_details: null, container: null }, usage: { ...usage }, context_management: null });
   streamEvent({ type: 'message_stop' });
@@ -114,7 +134,7 @@ function textBlock(text: string, size = 20): Block {
   return { type: 'text', text, deltas };
 }
 
-function result(numTurns: number, isError: boolean, text: string): void {
+function result(numTurns: number, isError: boolean, text: string, apiErrorStatus: number | null = null): void {
   emit({
     type: 'result',
     subtype: 'success',
@@ -123,6 +143,8 @@ function result(numTurns: number, isError: boolean, text: string): void {
     duration_api_ms: Date.now() - started,
     num_turns: numTurns,
     result: text,
+    api_error_status: isError ? apiErrorStatus : null,
+    terminal_reason: isError ? 'api_error' : 'completed',
     stop_reason: isError ? 'stop_sequence' : 'end_turn',
     session_id: sessionId,
     total_cost_usd: isError ? 0 : 0.0021,
@@ -134,7 +156,8 @@ function result(numTurns: number, isError: boolean, text: string): void {
 }
 
 /** How the CLI reports a failed API call once its retries are spent. */
-function apiFailure(text: string, error: 'authentication_failed' | 'rate_limit' | 'overloaded' | 'server_error'): void {
+function apiFailure(text: string, error: 'authentication_failed' | 'rate_limit' | 'overloaded' | 'server_error', status: number): void {
+  requesting();
   const message: BetaMessage = {
     id: randomUUID(),
     type: 'message',
@@ -149,8 +172,9 @@ function apiFailure(text: string, error: 'authentication_failed' | 'rate_limit' 
     content: [{ type: 'text', text, citations: null }],
     usage: { ...usage, input_tokens: 0, output_tokens: 0 },
   };
-  emit({ type: 'assistant', message, parent_tool_use_id: null, error, uuid: randomUUID(), session_id: sessionId });
-  result(1, true, text);
+  emit({ type: 'assistant', message, parent_tool_use_id: null, error, uuid: randomUUID(), session_id: sessionId, timestamp: new Date().toISOString() });
+  result(1, true, text, status);
+  process.exitCode = 1;
 }
 
 const prompt = await readStdin();
@@ -161,15 +185,19 @@ switch (scenario.kind) {
     const toolId = `toolu_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
     const input = { command: TOOL_COMMAND, description: 'List the files' };
     const json = JSON.stringify(input);
-    response([textBlock('I will list the files.'), { type: 'tool_use', id: toolId, name: 'Bash', input, deltas: [json.slice(0, 10), json.slice(10)] }], 'tool_use');
-    emit({
-      type: 'user',
-      message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolId, content: TOOL_OUTPUT, is_error: false }] },
-      parent_tool_use_id: null,
-      tool_use_result: { stdout: TOOL_OUTPUT, stderr: '', interrupted: false, isImage: false },
-      uuid: randomUUID(),
-      session_id: sessionId,
-    });
+    const ranTool = (block: Block) => {
+      if (block.type !== 'tool_use') return;
+      emit({
+        type: 'user',
+        message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolId, content: TOOL_OUTPUT, is_error: false }] },
+        parent_tool_use_id: null,
+        tool_use_result: { stdout: TOOL_OUTPUT, stderr: '', interrupted: false, isImage: false },
+        uuid: randomUUID(),
+        session_id: sessionId,
+        timestamp: new Date().toISOString(),
+      });
+    };
+    response([textBlock('I will list the files.'), { type: 'tool_use', id: toolId, name: 'Bash', input, deltas: [json.slice(0, 10), json.slice(10)] }], 'tool_use', ranTool);
     const closing = answerText(prompt);
     response([textBlock(closing)], 'end_turn');
     result(2, false, closing);
@@ -182,15 +210,15 @@ switch (scenario.kind) {
     break;
   }
   case 'api-error':
-    apiFailure('API Error: 500 {"type":"error","error":{"type":"api_error","message":"Internal server error"}}', 'server_error');
+    apiFailure('API Error: 500 {"type":"error","error":{"type":"api_error","message":"Internal server error"}}', 'server_error', 500);
     break;
   case 'invalid-key':
-    apiFailure('Invalid API key · Fix external API key', 'authentication_failed');
+    apiFailure('Invalid API key · Fix external API key', 'authentication_failed', 401);
     break;
   case 'rate-limit':
-    apiFailure('API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}', 'rate_limit');
+    apiFailure('API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}', 'rate_limit', 429);
     break;
   case 'overloaded':
-    apiFailure('API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', 'overloaded');
+    apiFailure('API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', 'overloaded', 529);
     break;
 }
