@@ -77,7 +77,7 @@ describe('claude-code against the Claude Code 2.1.x double', () => {
   it.each([
     ['api-error', 'API Error: 500'],
     ['invalid-key', 'Invalid API key'],
-    ['rate-limit', 'API Error: 429'],
+    ['rate-limit', 'API Error: Request rejected (429)'],
     ['overloaded', 'API Error: 529'],
   ])('ends the %s scenario (result is_error: true) with RUN_ERROR harness_failed and the CLI message, never RUN_FINISHED', async (scenario, words) => {
     const { chunks } = await run(`hello [scenario:${scenario}]`);

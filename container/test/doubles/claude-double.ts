@@ -216,9 +216,10 @@ switch (scenario.kind) {
     apiFailure('Invalid API key · Fix external API key', 'authentication_failed', 401);
     break;
   case 'rate-limit':
-    apiFailure('API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}', 'rate_limit', 429);
+    apiFailure('API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit', 'rate_limit', 429);
     break;
   case 'overloaded':
-    apiFailure('API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', 'overloaded', 529);
+    // The real CLI names the gateway it was pointed at; the double names none.
+    apiFailure('API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment.', 'server_error', 529);
     break;
 }
