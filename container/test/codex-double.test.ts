@@ -44,7 +44,7 @@ describe('codex against the codex exec --experimental-json double', () => {
     expect(chunks.at(-1)?.usage).toEqual([{ model: 'gpt-5.3-codex', inputTokens: 120, outputTokens: 30, totalTokens: 150, cachedInputTokens: 64, reasoningTokens: 10 }]);
   });
 
-  it('goes on after a transient "Reconnecting... 1/5" notice and completes', async () => {
+  it('goes on after transient "Reconnecting... n/5" notices (the WebSocket fallback) and completes', async () => {
     const { chunks } = await runHarness(runner, 'codex', 'list the files [scenario:reconnect]');
     expect(await agUiProblems(chunks)).toEqual([]);
     expect(chunks.some((chunk) => chunk.type === 'RUN_ERROR')).toBe(false);
@@ -61,10 +61,10 @@ describe('codex against the codex exec --experimental-json double', () => {
   });
 
   it.each([
-    ['api-error', 'provider_error', 'unexpected status 500 Internal Server Error'],
+    ['api-error', 'provider_error', 'last status: 500 Internal Server Error'],
     ['invalid-key', 'provider_auth', 'Incorrect API key provided'],
-    ['rate-limit', 'rate_limited', 'Rate limit reached'],
-    ['overloaded', 'provider_overloaded', 'currently overloaded'],
+    ['rate-limit', 'rate_limited', 'last status: 429 Too Many Requests'],
+    ['overloaded', 'provider_overloaded', 'last status: 503 Service Unavailable'],
   ])('ends the %s scenario failed with %s and the CLI message', async (scenario, code, words) => {
     const { chunks } = await runHarness(runner, 'codex', `hello [scenario:${scenario}]`);
     expect(await agUiProblems(chunks)).toEqual([]);

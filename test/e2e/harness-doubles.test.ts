@@ -106,7 +106,7 @@ describe('every harness end to end with its double', () => {
 
   it.each([
     ['claude-code', {}, 'harness_failed', 'API Error: 500'],
-    ['codex', {}, 'provider_error', 'unexpected status 500'],
+    ['codex', {}, 'provider_error', 'last status: 500'],
     ['chat', { model: 'claude-sonnet-4-6' }, 'provider_error', 'Internal server error'],
     ['chat', { model: 'gpt-5.1' }, 'provider_error', 'The server had an error'],
   ] as const)('%s %o: an API error ends the run failed with %s and the provider message', async (harness, body, code, words) => {

@@ -50,7 +50,7 @@ function byWords(message: string): HarnessRunErrorCode | undefined {
   if (/\b429\b|rate[ _]limit/i.test(message)) return 'rate_limited';
   if (/\b(529|503)\b|overloaded/i.test(message)) return 'provider_overloaded';
   // Any other answer the API gave, as Codex and Claude Code word it.
-  if (/(unexpected status|API Error:) \d{3}\b/.test(message)) return 'provider_error';
+  if (/(unexpected status|last status:|API Error:) \d{3}\b/.test(message)) return 'provider_error';
   return undefined;
 }
 

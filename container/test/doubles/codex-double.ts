@@ -8,11 +8,19 @@
  *
  * - `thread.started`, `turn.started`, items as `item.started` / `item.completed`
  *   (an agent message arrives whole), `turn.completed` with usage;
- * - a failed API call as `error` events: "Reconnecting... n/5 (…)" while it
- *   retries, then the final one, then `turn.failed` with the same message.
+ * - a failed API call as a final `error` and `turn.failed` with the same
+ *   message, then exit code 1: "unexpected status 401 Unauthorized: <the
+ *   provider's message>, url: …" after five "Reconnecting... n/5 (…)" notices,
+ *   or "exceeded retry limit, last status: 429 Too Many Requests";
+ * - against a server without the Responses WebSocket, "Reconnecting... n/5"
+ *   notices and an `error` item "Falling back from WebSockets to HTTPS
+ *   transport", then the normal turn.
  *
- * Scenarios as in scenarios.ts, plus `[scenario:reconnect]`: one retry notice,
- * then a normal run.
+ * Checked against the real 0.171.0 binary run inside `unshare -n` against
+ * provider-double.ts (401, 429, the WebSocket fallback and a normal turn).
+ *
+ * Scenarios as in scenarios.ts, plus `[scenario:reconnect]`: the WebSocket
+ * fallback's notices, then a normal run.
  */
 import { randomUUID } from 'node:crypto';
 import type { CodexThreadEvent } from '@tanstack/ai-codex';
@@ -31,11 +39,11 @@ function emit(event: CodexThreadEvent): void {
 let item = 0;
 const nextId = () => `item_${item++}`;
 
-function failTurn(status: string, body: string): void {
-  for (let attempt = 1; attempt <= 5; attempt++) emit({ type: 'error', message: `Reconnecting... ${attempt}/5 (unexpected status ${status}: ${body})` });
-  const message = `unexpected status ${status}: ${body}`;
+/** The final failure: an `error`, the same message as `turn.failed`, exit code 1. */
+function failTurn(message: string): void {
   emit({ type: 'error', message });
   emit({ type: 'turn.failed', error: { message } });
+  process.exitCode = 1;
 }
 
 /** `-c openai_base_url="…"`: the only way the real CLI takes a base URL (it ignores OPENAI_BASE_URL). */
@@ -46,6 +54,8 @@ function configuredBaseUrl(): string | undefined {
   }
   return undefined;
 }
+
+const BASE_URL_SHOWN = 'https://api.openai.com/v1';
 
 const prompt = await readStdin();
 const scenario = scenarioOf(prompt);
@@ -60,17 +70,31 @@ if (baseUrl !== undefined) {
     body: JSON.stringify({ model: 'gpt-5.3-codex', input: [{ role: 'user', content: prompt }], stream: true }),
   });
   const body = await res.text();
+  if (res.status === 401 || res.status === 403) {
+    let said = body;
+    try {
+      said = (JSON.parse(body) as { error?: { message?: string } }).error?.message ?? body;
+    } catch {
+      // Not JSON: the body as it came.
+    }
+    const detail = `unexpected status ${res.status} ${res.statusText}: ${said}, url: ${baseUrl}/responses`;
+    for (let attempt = 1; attempt <= 5; attempt++) emit({ type: 'error', message: `Reconnecting... ${attempt}/5 (${detail})` });
+    failTurn(detail);
+    process.exit(1);
+  }
   if (res.status !== 200) {
-    const message = `unexpected status ${res.status} ${res.statusText}: ${body}`;
-    emit({ type: 'error', message });
-    emit({ type: 'turn.failed', error: { message } });
+    failTurn(`exceeded retry limit, last status: ${res.status} ${res.statusText}`);
     process.exit(1);
   }
 }
 switch (scenario.kind) {
   case 'reconnect':
-    emit({ type: 'error', message: 'Reconnecting... 1/5 (stream disconnected before completion: error sending request for url (https://api.openai.com/v1/responses))' });
-  // falls through: the retry succeeds
+    // What codex 0.171.0 writes against a server without the Responses WebSocket: four notices, then it falls back to HTTPS.
+    for (let attempt = 2; attempt <= 5; attempt++) {
+      emit({ type: 'error', message: `Reconnecting... ${attempt}/5 (unexpected status 404 Not Found: no route, url: ws://127.0.0.1/v1/responses)` });
+    }
+    emit({ type: 'item.completed', item: { id: nextId(), type: 'error', message: 'Falling back from WebSockets to HTTPS transport. unexpected status 404 Not Found: no route, url: ws://127.0.0.1/v1/responses' } });
+  // falls through: the HTTPS request succeeds
   case 'tool': {
     const commandId = nextId();
     emit({ type: 'item.completed', item: { id: nextId(), type: 'reasoning', text: '**Listing the files**' } });
@@ -84,19 +108,21 @@ switch (scenario.kind) {
     emit({ type: 'item.completed', item: { id: nextId(), type: 'agent_message', text: answerText(prompt, scenario.chars) } });
     emit({ type: 'turn.completed', usage: { input_tokens: 120, cached_input_tokens: 0, output_tokens: 5000, reasoning_output_tokens: 0 } });
     break;
+  // 5xx and 429: codex retries quietly, then says only the last status (the form checked for 429).
   case 'api-error':
-    failTurn('500 Internal Server Error', '{"error":{"message":"The server had an error while processing your request.","type":"server_error"}}');
+    failTurn('exceeded retry limit, last status: 500 Internal Server Error');
     break;
   case 'invalid-key': {
-    const message = 'unexpected status 401 Unauthorized: {"error":{"message":"Incorrect API key provided: sk-dummy. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","code":"invalid_api_key"}}';
-    emit({ type: 'error', message });
-    emit({ type: 'turn.failed', error: { message } });
+    // A 401 is retried out loud, each notice carrying the provider's own message.
+    const detail = `unexpected status 401 Unauthorized: Incorrect API key provided: sk-dummy. You can find your API key at https://platform.openai.com/account/api-keys., url: ${BASE_URL_SHOWN}/responses`;
+    for (let attempt = 1; attempt <= 5; attempt++) emit({ type: 'error', message: `Reconnecting... ${attempt}/5 (${detail})` });
+    failTurn(detail);
     break;
   }
   case 'rate-limit':
-    failTurn('429 Too Many Requests', '{"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}}');
+    failTurn('exceeded retry limit, last status: 429 Too Many Requests');
     break;
   case 'overloaded':
-    failTurn('503 Service Unavailable', '{"error":{"message":"The engine is currently overloaded, please try again later","type":"server_error"}}');
+    failTurn('exceeded retry limit, last status: 503 Service Unavailable');
     break;
 }
