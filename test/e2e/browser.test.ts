@@ -111,12 +111,13 @@ describe.skipIf(!HAS_CHROMIUM)('the demo page in a browser', () => {
     expect(midRun.status).toBe('running');
 
     await waitForStatus(page, 'completed');
+    // The status can come from GET /runs/:id before the tail has rendered the rest: the tail's end is its closed state.
+    await page.waitForSelector('#conn[data-state="closed"]', { timeout: RUN_DONE_MS });
     const truth = await runText(stack.url, runId);
     expect(truth.record.status).toBe('completed');
     expect(truth.messages).toHaveLength(2);
     expect(await shownMessages(page)).toEqual(truth.messages);
     expect(await shownSeq(page)).toBe(truth.record.lastSeq);
-    await page.waitForSelector('#conn[data-state="closed"]');
 
     const card = page.locator('.tool-card');
     expect(await card.count()).toBe(1);
@@ -134,6 +135,7 @@ describe.skipIf(!HAS_CHROMIUM)('the demo page in a browser', () => {
     await second.emulateMedia({ colorScheme: 'dark' });
     await second.goto(`${stack.url}/?run=${runId}`);
     await waitForStatus(second, 'completed');
+    await second.waitForSelector('#conn[data-state="closed"]', { timeout: RUN_DONE_MS });
     expect(await shownMessages(second)).toEqual(truth.messages);
     expect(await second.locator('.tool-card').count()).toBe(1);
     await second.waitForSelector('#conn[data-state="closed"]');
