@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import type { RunnerRunRequest, RunnerRunStatus } from '../../src/protocol/index.ts';
 import type { RunnerConfig } from './config.ts';
 import { harnessEnv } from './harness-env.ts';
@@ -24,17 +26,27 @@ export interface RegistryDeps {
  * Every run this runner knows, live or recently ended.
  *
  * Retention: an ended run stays `spoolTtlMs` for reattach, and at most
- * `maxFinishedRuns` ended runs are kept (oldest evicted first). A live run is
- * never evicted: it does not depend on anyone reading it.
+ * `maxFinishedRuns` ended runs, holding at most `spoolDiskMaxBytes` of spool
+ * files together, are kept (oldest evicted first). A live run is never
+ * evicted: it does not depend on anyone reading it. An evicted run's spool is
+ * deleted; the whole spool directory is deleted at shutdown.
  */
 export class RunRegistry {
   readonly #deps: RegistryDeps;
   readonly #runs = new Map<string, Run>();
   /** Ended runs in the order they ended, with their eviction timers. */
   readonly #ended = new Map<string, NodeJS.Timeout>();
+  /** This runner's own directory, so two runners never share files and shutdown removes all of them. */
+  readonly #spoolDir: string;
+  #runCount = 0;
 
   constructor(deps: RegistryDeps) {
     this.#deps = deps;
+    this.#spoolDir = mkdtempSync(join(deps.config.spoolDir, 'harness-relay-spool-'));
+  }
+
+  get spoolDir(): string {
+    return this.#spoolDir;
   }
 
   get(runId: string): Run | undefined {
@@ -51,9 +63,16 @@ export class RunRegistry {
     let run: Run | undefined;
     const spool = new RunSpool({
       keepAliveMs: config.keepAliveMs,
+      dir: this.#spoolDir,
+      prefix: `run-${this.#runCount++}`,
+      memoryBytes: config.spoolMemoryBytes,
       maxBytes: config.maxSpoolBytes,
       onEnd: (state) => {
         if (run !== undefined) this.#onEnded(run, state);
+      },
+      onSpillError: (error) => {
+        log(`run ${request.runId}: its spool could not be written (${error instanceof Error ? error.message : String(error)}); stopping the harness`);
+        if (run !== undefined) void run.process.stop();
       },
     });
     const harness = startHarnessProcess({
@@ -100,8 +119,9 @@ export class RunRegistry {
     this.#ended.clear();
     const runs = [...this.#runs.values()];
     this.#runs.clear();
-    for (const run of runs) run.spool.destroyReaders();
+    for (const run of runs) run.spool.release();
     await Promise.all(runs.map((run) => run.process.stop()));
+    rmSync(this.#spoolDir, { recursive: true, force: true });
   }
 
   #onEnded(run: Run, state: EndedState): void {
@@ -111,17 +131,24 @@ export class RunRegistry {
     const timer = setTimeout(() => this.#evict(run.request.runId), this.#deps.config.spoolTtlMs);
     timer.unref();
     this.#ended.set(run.request.runId, timer);
-    while (this.#ended.size > this.#deps.config.maxFinishedRuns) {
+    while (this.#ended.size > this.#deps.config.maxFinishedRuns || (this.#ended.size > 1 && this.#endedDiskBytes() > this.#deps.config.spoolDiskMaxBytes)) {
       const oldest = this.#ended.keys().next().value;
       if (oldest === undefined) break;
       this.#evict(oldest);
     }
   }
 
+  #endedDiskBytes(): number {
+    let bytes = 0;
+    for (const runId of this.#ended.keys()) bytes += this.#runs.get(runId)?.spool.held.diskBytes ?? 0;
+    return bytes;
+  }
+
   #evict(runId: string): void {
     const timer = this.#ended.get(runId);
     if (timer !== undefined) clearTimeout(timer);
     this.#ended.delete(runId);
+    this.#runs.get(runId)?.spool.release();
     this.#runs.delete(runId);
   }
 }

@@ -1,25 +1,24 @@
 import type { ServerResponse } from 'node:http';
 import { isStreamChunk, terminalChunkType, type RunnerRunState } from '../../src/protocol/index.ts';
+import { SpoolStore, type ReadPosition, type SpoolStoreOptions } from './spool-store.ts';
 
 export type EndedState = Exclude<RunnerRunState, 'running'>;
 
-export interface SpoolOptions {
+/** `maxBytes`: older lines are dropped past it (see `subscribe`'s `truncated`); `memoryBytes`: the rest is on disk. */
+export interface SpoolOptions extends SpoolStoreOptions {
   keepAliveMs: number;
-  /** Older lines are dropped past this many bytes (see `subscribe`'s `truncated`). */
-  maxBytes: number;
   onEnd?: (state: EndedState) => void;
+  /** A segment could not be written (a full disk): the run has been ended `crashed`; stop its harness. */
+  onSpillError?: (error: unknown) => void;
 }
 
 interface Subscriber {
   res: ServerResponse;
-  /** The next seq this reader needs. */
-  cursor: number;
+  /** `seq` is the next seq this reader needs. */
+  position: ReadPosition;
   waitingDrain: boolean;
   wroteSinceTick: boolean;
 }
-
-/** Lines per `write()` are joined up to about this size: few syscalls, bounded copies. */
-const WRITE_BATCH_BYTES = 64 * 1024;
 
 /** Cheap substring test first: only candidate lines pay for a `JSON.parse`. */
 export function isTerminalLine(line: string): boolean {
@@ -37,7 +36,9 @@ export function isTerminalLine(line: string): boolean {
  *
  * The spool itself is every reader's buffer: a reader is only a cursor, and a
  * slow one is paused on `drain` instead of queueing copies, so the harness is
- * never slowed down by a client and memory is bounded by `maxBytes` per run.
+ * never slowed down by a client. Lines live in a `SpoolStore`: the newest in
+ * memory (`memoryBytes`), the rest on disk (`maxBytes`), all of it on disk once
+ * the run ended, and nothing once `release` was called.
  * Invariants: line `i` is seq `i`; nothing is appended after the run ended;
  * a reader ends (cleanly) only once it has every line.
  *
@@ -49,50 +50,57 @@ export function isTerminalLine(line: string): boolean {
  */
 export class RunSpool {
   readonly #options: SpoolOptions;
-  #lines: string[] = [];
-  #sizes: number[] = [];
-  /** Seq of `#lines[0]`: above 0 once old lines were dropped for `maxBytes`. */
-  #baseSeq = 0;
-  #bytes = 0;
+  readonly #store: SpoolStore;
   #state: RunnerRunState = 'running';
   readonly #readers = new Set<Subscriber>();
   #keepAlive: NodeJS.Timeout | undefined;
 
   constructor(options: SpoolOptions) {
     this.#options = options;
+    this.#store = new SpoolStore(options);
   }
 
   get state(): RunnerRunState {
     return this.#state;
   }
 
-  /** The oldest seq still held. */
+  /** The oldest seq still held: above 0 once old lines were dropped for `maxBytes`. */
   get firstSeq(): number {
-    return this.#baseSeq;
+    return this.#store.firstSeq;
   }
 
   get lastSeq(): number {
-    return this.#baseSeq + this.#lines.length - 1;
+    return this.#store.lastSeq;
+  }
+
+  /** Bytes of lines held in the heap and on disk right now. */
+  get held(): { memoryBytes: number; diskBytes: number } {
+    return { memoryBytes: this.#store.memoryBytes, diskBytes: this.#store.diskBytes };
   }
 
   /** Appends lines up to and including the first terminal chunk; returns whether one was seen. */
   append(lines: readonly string[], sizes: readonly number[]): boolean {
     if (this.#state !== 'running') return false;
     let terminal = false;
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i]!;
-      this.#lines.push(line);
-      this.#sizes.push(sizes[i]!);
-      this.#bytes += sizes[i]! + 1;
-      if (isTerminalLine(line)) {
-        terminal = true;
-        break;
+    try {
+      for (let i = 0; i < lines.length; i++) {
+        const line = lines[i]!;
+        this.#store.push(line, sizes[i]!);
+        if (isTerminalLine(line)) {
+          terminal = true;
+          break;
+        }
       }
+    } catch (error) {
+      this.end('crashed');
+      this.#options.onSpillError?.(error);
+      return false;
     }
     // Readers first: a reader that keeps up takes the lines before any are dropped.
     if (terminal) this.end('finished');
     else for (const reader of this.#readers) this.#pump(reader);
-    if (this.#bytes > this.#options.maxBytes) this.#dropOldest();
+    this.#store.trim();
+    this.#cutReadersBehind();
     return terminal;
   }
 
@@ -101,16 +109,23 @@ export class RunSpool {
     if (this.#state !== 'running') return false;
     this.#state = state;
     this.#stopKeepAlive();
+    try {
+      this.#store.spillAll();
+    } catch {
+      // Then the last lines stay in memory (at most `memoryBytes`) until the run is released.
+    }
     for (const reader of this.#readers) this.#pump(reader);
+    this.#store.trim();
+    this.#cutReadersBehind();
     this.#options.onEnd?.(state);
     return true;
   }
 
   /** Streams the lines after `fromSeq` (exclusive) into `res`, then live ones. */
   subscribe(res: ServerResponse, fromSeq: number): 'ok' | 'truncated' {
-    const cursor = Math.max(fromSeq + 1, 0);
-    if (cursor < this.#baseSeq) return 'truncated';
-    const reader: Subscriber = { res, cursor, waitingDrain: false, wroteSinceTick: false };
+    const seq = Math.max(fromSeq + 1, 0);
+    if (seq < this.firstSeq) return 'truncated';
+    const reader: Subscriber = { res, position: { seq }, waitingDrain: false, wroteSinceTick: false };
     this.#readers.add(reader);
     res.once('close', () => this.#remove(reader));
     this.#pump(reader);
@@ -125,16 +140,16 @@ export class RunSpool {
     this.#stopKeepAlive();
   }
 
+  /** The run is forgotten: cuts any reader still here and deletes every line, in memory and on disk. */
+  release(): void {
+    this.destroyReaders();
+    this.#store.release();
+  }
+
   #pump(reader: Subscriber): void {
     if (reader.waitingDrain || reader.res.destroyed) return;
-    const last = this.lastSeq;
-    while (reader.cursor <= last) {
-      const from = reader.cursor - this.#baseSeq;
-      let to = from;
-      let size = 0;
-      while (to <= last - this.#baseSeq && (to === from || size < WRITE_BATCH_BYTES)) size += this.#sizes[to++]! + 1;
-      const text = `${this.#lines.slice(from, to).join('\n')}\n`;
-      reader.cursor += to - from;
+    while (reader.position.seq <= this.lastSeq) {
+      const text = this.#store.read(reader.position);
       reader.wroteSinceTick = true;
       if (!reader.res.write(text)) {
         reader.waitingDrain = true;
@@ -156,17 +171,11 @@ export class RunSpool {
     if (this.#readers.size === 0) this.#stopKeepAlive();
   }
 
-  /** Drops to three quarters of the cap at once so the splice cost is amortised over many appends. */
-  #dropOldest(): void {
-    const target = Math.floor(this.#options.maxBytes * 0.75);
-    let drop = 0;
-    while (this.#bytes > target && drop < this.#lines.length - 1) this.#bytes -= this.#sizes[drop++]! + 1;
-    this.#lines.splice(0, drop);
-    this.#sizes.splice(0, drop);
-    this.#baseSeq += drop;
-    // A reader behind the new start can never be served without a gap: cut it so it reattaches and learns why.
+  /** A reader behind the oldest line kept can never be served without a gap: cut it so it reattaches and learns why. */
+  #cutReadersBehind(): void {
+    const first = this.firstSeq;
     for (const reader of this.#readers) {
-      if (reader.cursor < this.#baseSeq) {
+      if (reader.position.seq < first) {
         this.#remove(reader);
         reader.res.destroy();
       }
