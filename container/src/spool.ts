@@ -149,7 +149,18 @@ export class RunSpool {
   #pump(reader: Subscriber): void {
     if (reader.waitingDrain || reader.res.destroyed) return;
     while (reader.position.seq <= this.lastSeq) {
-      const text = this.#store.read(reader.position);
+      let text: string;
+      try {
+        text = this.#store.read(reader.position);
+      } catch {
+        text = '';
+      }
+      // Unreadable (a segment file removed under it) or released: a cut, never a gap or a busy loop.
+      if (text === '') {
+        this.#remove(reader);
+        reader.res.destroy();
+        return;
+      }
       reader.wroteSinceTick = true;
       if (!reader.res.write(text)) {
         reader.waitingDrain = true;
