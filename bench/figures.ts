@@ -13,6 +13,8 @@ export interface Measurements {
     oneClientChunks: number;
     replayCounts: number[];
     repetitions: number;
+    idleClients?: number;
+    claudeAnswerChars?: number;
   };
   limits: Limits;
   rawReplay: ReplayResult[];
@@ -24,6 +26,12 @@ export interface Measurements {
   paced: Record<'0' | '1' | '10' | '100', Partial<Record<PeerName, RunResult>>>;
   replays: Record<'ours' | 'reference', ReplayResult[]>;
   memory: Record<'ours' | 'reference', { small: MemoryPoint; large: MemoryPoint }>;
+  /** The runner process's VmRSS after ours' small and large runs, bytes. */
+  runner?: { small: number; large: number };
+  /** workerd's VmRSS before and after `idleClients` quiet sockets attached to one run, bytes. */
+  idle?: { before: number; after: number };
+  /** The claude-code harness's long answer, through the Claude Code double. */
+  claude?: { events: number; databaseSize: number; payloadBytes: number | null };
 }
 
 export interface MemoryPoint {
@@ -192,6 +200,70 @@ export function figures(m: Measurements): Figure[] {
       note: 'VmRSS of the workerd processes, after a warm-up run of the same size; includes native memory (SQLite caches, buffers)',
     }),
   );
+  if (m.runner) {
+    out.push(
+      figure({
+        id: 'runner_rss_small',
+        label: `(g) Runner RSS after a ${m.config.smallRunChunks}-delta run`,
+        unit: 'MiB',
+        better: 'lower',
+        ours: m.runner.small / MiB,
+        reference: null,
+        limit: null,
+        limitLabel: null,
+        target: null,
+        met: null,
+        note: "the runner process's VmRSS (its harness processes not counted): spools past RUNNER_SPOOL_MEMORY_BYTES are on disk",
+      }),
+      figure({
+        id: 'runner_rss_large',
+        label: `(g) Runner RSS after a ${m.config.fullSpeedChunks}-delta run`,
+        unit: 'MiB',
+        better: 'lower',
+        ours: m.runner.large / MiB,
+        reference: null,
+        limit: null,
+        limitLabel: null,
+        target: null,
+        met: null,
+        note: 'the same process after the large run: what grows with run size',
+      }),
+    );
+  }
+  if (m.idle) {
+    out.push(
+      figure({
+        id: 'idle_clients_rss',
+        label: `(h) workerd RSS with ${m.config.idleClients ?? 200} idle sockets on one run`,
+        unit: 'MiB',
+        better: 'lower',
+        ours: m.idle.after / MiB,
+        reference: null,
+        limit: m.idle.before / MiB,
+        limitLabel: 'the same, before they attached',
+        target: null,
+        met: null,
+        note: `MAX_CLIENTS_PER_RUN sockets on a stalled run, nothing sent: ${fmt((m.idle.after - m.idle.before) / (m.config.idleClients ?? 200) / 1024)} KiB each`,
+      }),
+    );
+  }
+  if (m.claude) {
+    out.push(
+      figure({
+        id: 'claude_bytes_per_chunk',
+        label: `(c) Stored bytes per chunk, claude-code double, ${m.config.claudeAnswerChars ?? 20_000}-character answer`,
+        unit: 'bytes',
+        better: 'lower',
+        ours: m.claude.databaseSize / m.claude.events,
+        reference: null,
+        limit: m.claude.payloadBytes === null ? null : m.claude.payloadBytes / m.claude.events,
+        limitLabel: 'chunk JSON text',
+        target: null,
+        met: null,
+        note: `${m.claude.events} chunks of delta-only text (one dialect): linear in the answer, not quadratic`,
+      }),
+    );
+  }
   return out;
 }
 

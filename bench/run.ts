@@ -11,8 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { figures, limitLines, notes, type Measurements, type MemoryPoint } from './figures.ts';
 import { isolateHeap } from './inspector.ts';
 import { describeMachine, machineLine } from './machine.ts';
-import { peers, type Peer, type PeerName } from './peers.ts';
+import { peers, waitTerminal, type Peer, type PeerName } from './peers.ts';
 import { fmt, markdownReport, svgChart } from './report.ts';
+import WebSocket from 'ws';
 import { liveRun, measureLimits, medianRun, replay, type Load, type ReplayResult, type RunResult } from './scenarios.ts';
 import { residentBytes, startBenchStack, type BenchStack } from './stack.ts';
 
@@ -38,6 +39,10 @@ const CONFIG = {
   limitRows: scaled(100_000),
   limitMessages: scaled(100_000),
   memoryPauseMs: 1_000,
+  /** MAX_CLIENTS_PER_RUN's default: the most sockets one run accepts. */
+  idleClients: 200,
+  /** The Claude Code double's long answer (characters), in 20-character deltas. */
+  claudeAnswerChars: 20_000,
 };
 
 // A scaled-down pass is not comparable with the targets: it never replaces the published results.
@@ -70,6 +75,31 @@ async function repeated(peer: Peer, load: Load, clients: number, key: (r: RunRes
   const times = peer.name === 'reference' ? 1 : CONFIG.peerRepetitions;
   while (results.length < times) results.push(await run(peer, load, clients));
   return medianRun(results, key);
+}
+
+/**
+ * workerd's RSS before and after `count` WebSockets attach to one live run
+ * and go quiet. The run is stalled (`stallAt: 0`), so nothing is sent; under
+ * `wrangler dev` its pump's pending fetch keeps the object in memory, so this
+ * is the cost of the sockets themselves, an upper bound of a hibernated run's.
+ */
+async function idleSockets(stack: BenchStack, count: number): Promise<{ before: number; after: number }> {
+  const { ours } = peers(stack.url);
+  const runId = await ours.start({ prompt: 'idle', harnessOptions: { chunks: 1, delayMs: 0, stallAt: 0 } });
+  await sleep(CONFIG.memoryPauseMs);
+  const before = residentBytes(stack.workerdPids());
+  const sockets = await Promise.all(
+    Array.from({ length: count }, () => new Promise<WebSocket>((resolve, reject) => {
+      const ws = new WebSocket(ours.wsUrl(runId, -1));
+      ws.on('open', () => resolve(ws));
+      ws.on('error', reject);
+    })),
+  );
+  await sleep(5 * CONFIG.memoryPauseMs);
+  const after = residentBytes(stack.workerdPids());
+  for (const ws of sockets) ws.terminate();
+  await fetch(`${stack.url}/runs/${runId}/cancel`, { method: 'POST' });
+  return { before, after };
 }
 
 async function memoryPoint(stack: BenchStack): Promise<MemoryPoint> {
@@ -110,8 +140,11 @@ async function measure(stack: BenchStack): Promise<Measurements> {
   memory.reference = { small: referenceSmall, large: await memoryPoint(stack) };
   await run(ours, fullSpeed(CONFIG.smallRunChunks), 0);
   const oursSmall = await memoryPoint(stack);
+  const runnerSmall = residentBytes([stack.runnerPid]);
   oursRuns.push(await run(ours, fullSpeed(CONFIG.fullSpeedChunks), 0));
   memory.ours = { small: oursSmall, large: await memoryPoint(stack) };
+  const runner = { small: runnerSmall, large: residentBytes([stack.runnerPid]) };
+  log(`runner RSS after a ${CONFIG.smallRunChunks}-delta run ${fmt(runner.small / MiB)} MiB, after a ${CONFIG.fullSpeedChunks}-delta run ${fmt(runner.large / MiB)} MiB`);
   for (const peer of ['ours', 'reference'] as const) {
     const { small, large } = memory[peer];
     log(`${peer}: heap ${fmt(small.heap / MiB)} → ${fmt(large.heap / MiB)} MiB, workerd RSS ${fmt(small.rss / MiB)} → ${fmt(large.rss / MiB)} MiB`);
@@ -146,7 +179,17 @@ async function measure(stack: BenchStack): Promise<Measurements> {
     for (const peer of [ours, reference, pipe]) pacedRuns[clients][peer.name] = await repeated(peer, paced(chunks), Number(clients), p99);
   }
 
-  return { config: CONFIG, limits, rawReplay, large, oneClient, paced: pacedRuns, replays, memory };
+  log(`${CONFIG.idleClients} idle sockets on one run`);
+  const idle = await idleSockets(stack, CONFIG.idleClients);
+  log(`workerd RSS ${fmt(idle.before / MiB)} → ${fmt(idle.after / MiB)} MiB with ${CONFIG.idleClients} idle sockets`);
+
+  log(`the claude-code harness (the Claude Code double), a ${CONFIG.claudeAnswerChars}-character answer`);
+  const claudeRunId = await ours.start({ prompt: `[scenario:long ${CONFIG.claudeAnswerChars}] write it out`, harness: 'claude-code' });
+  const claude = await waitTerminal(ours, claudeRunId);
+  if (claude.status !== 'completed') throw new Error(`the claude-code double's run ended ${claude.status}`);
+  log(`claude-code: ${claude.lastSeq + 1} chunks, ${fmt(claude.databaseSize / (claude.lastSeq + 1))} stored bytes per chunk`);
+
+  return { config: CONFIG, limits, rawReplay, large, oneClient, paced: pacedRuns, replays, memory, runner, idle, claude: { events: claude.lastSeq + 1, databaseSize: claude.databaseSize, payloadBytes: claude.payloadBytes } };
 }
 
 const machine = describeMachine();

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, stopGroup } from '../scripts/local-stack.ts';
 import { newRunnerToken, writePrivateEnvFile } from '../scripts/private-env.ts';
@@ -21,6 +21,8 @@ export interface BenchStack {
   inspectorUrl: string;
   /** Every workerd process wrangler started (the runtime and its dev proxy). */
   workerdPids(): number[];
+  /** The runner program's process (its harness processes are its children, not counted). */
+  runnerPid: number;
   close(): Promise<void>;
 }
 
@@ -57,7 +59,15 @@ export async function startBenchStack(onOutput?: (line: string) => void): Promis
   const runnerToken = newRunnerToken();
   // The Worker gets the token from a private file (see private-env.ts), the runner in its environment.
   const secrets = writePrivateEnvFile({ RUNNER_TOKEN: runnerToken });
-  const runner = start('runner', ['container/src/main.ts'], { RUNNER_PORT: String(runnerPort), RUNNER_HOST: '127.0.0.1', RUNNER_TOKEN: runnerToken });
+  // The claude-code harness runs the test suite's Claude Code double (a CLI on PATH, no network), so one
+  // figure can measure what a real harness's answer costs to store; the key is the double's, not a secret.
+  const runner = start('runner', ['container/src/main.ts'], {
+    RUNNER_PORT: String(runnerPort),
+    RUNNER_HOST: '127.0.0.1',
+    RUNNER_TOKEN: runnerToken,
+    PATH: `${join(ROOT, 'container/test/doubles/bin')}${delimiter}${process.env.PATH ?? ''}`,
+    ANTHROPIC_API_KEY: 'sk-ant-bench-double-key',
+  });
   const worker = start(
     'wrangler',
     [
@@ -81,7 +91,7 @@ export async function startBenchStack(onOutput?: (line: string) => void): Promis
     await close();
     throw new Error(`${(error as Error).message}\n--- output ---\n${output.join('\n')}`);
   }
-  return { url, runnerUrl, inspectorUrl: `http://127.0.0.1:${inspectorPort}`, workerdPids: () => descendants(worker.pid!, 'workerd'), close };
+  return { url, runnerUrl, inspectorUrl: `http://127.0.0.1:${inspectorPort}`, workerdPids: () => descendants(worker.pid!, 'workerd'), runnerPid: runner.pid!, close };
 }
 
 async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
