@@ -5,6 +5,7 @@ import {
   isHarnessName,
   ownRecord,
   parseHarnessOptions,
+  parseSecretNames,
   parseTrustedJson,
   type HarnessName,
 } from './protocol/index.ts';
@@ -42,6 +43,8 @@ export type RelayEnv = Env & {
   /** Where the harnesses reach the providers, e.g. a Cloudflare AI Gateway URL; passed to the container like the keys. */
   ANTHROPIC_BASE_URL?: string;
   OPENAI_BASE_URL?: string;
+  /** Comma-separated environment variable names a run's `workspace.secrets` may ask for; their values are Worker secrets of those names. */
+  WORKSPACE_SECRETS?: string;
 };
 
 export interface RelayConfig {
@@ -65,6 +68,8 @@ export interface RelayConfig {
   defaultHarnessOptions: Readonly<Partial<Record<HarnessName, Readonly<Record<string, unknown>>>>>;
   /** `ALLOW_UNSAFE_HARNESS_OPTIONS=true`: callers may ask for `bypassPermissions` / `danger-full-access`. */
   allowUnsafeHarnessOptions: boolean;
+  /** `WORKSPACE_SECRETS`: the names `workspace.secrets` may list; each value reaches the container's environment, then setup and the harness. */
+  workspaceSecrets: readonly string[];
   /** SPEC "Limits": what one run, client or tenant may cost. */
   limits: RelayLimits;
   /** Which sandbox a run executes in: its thread's (default) or its own; and when a thread's is replaced. */
@@ -115,6 +120,14 @@ export const DEFAULT_STALL_TIMEOUT_SECONDS = 120;
 export const DEFAULT_RUN_TTL_SECONDS = 7 * 24 * 60 * 60;
 export const DEFAULT_SANDBOX_MAX_AGE_SECONDS = 24 * 60 * 60;
 export const DEFAULT_ATTACH_TOKEN_TTL_SECONDS = 60 * 60;
+
+function workspaceSecrets(raw: string | undefined): string[] {
+  try {
+    return parseSecretNames(raw);
+  } catch (error) {
+    throw new ConfigError(`WORKSPACE_SECRETS must be comma-separated environment variable names: ${error instanceof Error ? error.message : String(error)}.`);
+  }
+}
 
 function seconds(raw: string | undefined, fallback: number, name: string): number {
   if (raw === undefined || raw.trim() === '') return fallback;
@@ -194,6 +207,7 @@ function parseConfig(env: RelayEnv): RelayConfig {
       maxThreadMessages: count(env.MAX_THREAD_MESSAGES, DEFAULT_LIMITS.MAX_THREAD_MESSAGES, 'MAX_THREAD_MESSAGES'),
     },
     allowUnsafeHarnessOptions: flag(env.ALLOW_UNSAFE_HARNESS_OPTIONS, 'ALLOW_UNSAFE_HARNESS_OPTIONS'),
+    workspaceSecrets: workspaceSecrets(env.WORKSPACE_SECRETS),
     sandbox: {
       reuse: sandboxReuse(env.SANDBOX_REUSE),
       maxAgeMs: seconds(env.SANDBOX_MAX_AGE_SECONDS, DEFAULT_SANDBOX_MAX_AGE_SECONDS, 'SANDBOX_MAX_AGE_SECONDS') * 1000,

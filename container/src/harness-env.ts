@@ -58,9 +58,14 @@ const OWN: Record<HarnessName, readonly string[]> = {
 /** Names no harness ever gets, whatever a list above says: the relay's and the runner's own credentials. */
 export const NEVER_FOR_HARNESS = ['API_TOKEN', 'ATTACH_TOKEN_SECRET', 'RUNNER_TOKEN', 'RUNNER_SECRET'] as const;
 
-export function harnessEnv(harness: HarnessName, env: Env): Record<string, string> {
+/**
+ * `workspaceSecrets`: the names the run's `workspace.secrets` asked for (the
+ * Worker checked them against `WORKSPACE_SECRETS`): exactly those join the
+ * allowlist, for this run's setup and harness only.
+ */
+export function harnessEnv(harness: HarnessName, env: Env, workspaceSecrets: readonly string[] = []): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of [...BASICS, ...OWN[harness]]) {
+  for (const name of [...BASICS, ...OWN[harness], ...workspaceSecrets]) {
     const value = env[name];
     if (value !== undefined && !(NEVER_FOR_HARNESS as readonly string[]).includes(name)) out[name] = value;
   }

@@ -44,8 +44,6 @@ function readRequestLine(): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  const redact = createRedactor(process.env);
-  const writer = new ChunkWriter(process.stdout, redact, secretValues(process.env));
   let job: HarnessJob;
   try {
     job = parseHarnessJob(parseTrustedJson(await readRequestLine(), 'job'));
@@ -54,6 +52,10 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const { request } = job;
+  // The run's workspace secrets are in this environment too, whatever their names.
+  const secretNames = request.workspace?.secrets ?? [];
+  const redact = createRedactor(process.env, secretNames);
+  const writer = new ChunkWriter(process.stdout, redact, secretValues(process.env, secretNames));
   try {
     const harness = await HARNESSES[request.harness]();
     await harness({ request, workspace: job.workspace, writer, env: process.env, redact });

@@ -13,10 +13,11 @@ const MIN_SECRET_LENGTH = 8;
 
 export const REDACTED = '[redacted]';
 
-export function secretValues(env: Record<string, string | undefined>): string[] {
+/** `secretNames`: scrubbed whatever they are called (a run's workspace secrets: `GITHUB_PAT` fits no pattern). */
+export function secretValues(env: Record<string, string | undefined>, secretNames: readonly string[] = []): string[] {
   const values = new Set<string>();
   for (const [name, value] of Object.entries(env)) {
-    if (value === undefined || !SECRET_NAME.test(name)) continue;
+    if (value === undefined || !(SECRET_NAME.test(name) || secretNames.includes(name))) continue;
     const trimmed = value.trim();
     if (trimmed.length < MIN_SECRET_LENGTH) continue;
     values.add(trimmed);
@@ -27,8 +28,8 @@ export function secretValues(env: Record<string, string | undefined>): string[] 
   return [...values].sort((a, b) => b.length - a.length);
 }
 
-export function createRedactor(env: Record<string, string | undefined>): Redactor {
-  const secrets = secretValues(env);
+export function createRedactor(env: Record<string, string | undefined>, secretNames: readonly string[] = []): Redactor {
+  const secrets = secretValues(env, secretNames);
   if (secrets.length === 0) return (text) => text;
   return (text) => {
     let out = text;

@@ -77,7 +77,8 @@ export class RunRegistry {
     });
     const harness = startHarnessProcess({
       job: workspace === undefined ? { request } : { request, workspace },
-      env: harnessEnv(request.harness, env),
+      // The run's workspace secrets join the allowlist by name (the Worker checked them against WORKSPACE_SECRETS).
+      env: harnessEnv(request.harness, env, request.workspace?.secrets),
       spool,
       maxLineBytes: config.maxLineBytes,
       killGraceMs: config.killGraceMs,

@@ -10,6 +10,7 @@ import {
   parseSeqCursor,
   ProtocolError,
   toRpcValue,
+  SecretNotAllowedError,
   UnknownHarnessError,
   type CreateRunInput,
   type RunView,
@@ -85,6 +86,7 @@ function createRunError(error: unknown): unknown {
   if (error instanceof UnknownHarnessError) return new ApiError(400, 'unknown_harness', error.message);
   if (error instanceof OptionNotAllowedError) return new ApiError(400, 'option_not_allowed', error.message);
   if (error instanceof HarnessOptionsError) return new ApiError(400, 'invalid_harness_options', error.message);
+  if (error instanceof SecretNotAllowedError) return new ApiError(400, 'secret_not_allowed', error.message);
   if (error instanceof ProtocolError) return new ApiError(400, 'invalid_body', error.message);
   return error;
 }
@@ -105,7 +107,11 @@ app.post('/runs', limitBody(), async (c) => {
   const config = readConfig(c.env);
   let asked: CreateRunInput;
   try {
-    asked = parseCreateRunBody(await readJsonBody(c), { defaultHarness: config.defaultHarness, allowUnsafe: config.allowUnsafeHarnessOptions });
+    asked = parseCreateRunBody(await readJsonBody(c), {
+      defaultHarness: config.defaultHarness,
+      allowUnsafe: config.allowUnsafeHarnessOptions,
+      workspace: { allowedSecrets: config.workspaceSecrets, allowLocalSources: config.apiToken === undefined },
+    });
   } catch (error) {
     throw createRunError(error);
   }

@@ -13,6 +13,8 @@ export const API_ERROR_CODES = [
   'unknown_harness',
   'invalid_harness_options',
   'option_not_allowed',
+  /** A `workspace.secrets` name the operator did not list in `WORKSPACE_SECRETS`. */
+  'secret_not_allowed',
   'harness_unavailable',
   'payload_too_large',
   'unsupported_media_type',
@@ -75,6 +77,8 @@ export const HARNESS_RUN_ERROR_CODES = [
   /** The CLI failed, or reported an error result (Claude Code's `result` with `is_error: true`). */
   'harness_failed',
   'harness_unavailable',
+  /** The workspace's clone or a setup command failed; the message ends with the command's output tail. */
+  'workspace_failed',
 ] as const;
 
 export type HarnessRunErrorCode = (typeof HARNESS_RUN_ERROR_CODES)[number];

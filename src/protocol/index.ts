@@ -14,3 +14,4 @@ export * from './messages.ts';
 export * from './record.ts';
 export * from './runs.ts';
 export * from './runner.ts';
+export * from './workspace.ts';

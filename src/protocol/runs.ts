@@ -4,6 +4,7 @@ import { THREAD_ID_PATTERN, isRunId, isThreadId } from './ids.ts';
 import { parseMessages } from './messages.ts';
 import { ProtocolError } from './errors.ts';
 import { isObject, ownRecord } from './json.ts';
+import { parseTrustedWorkspace, parseWorkspace, type WorkspacePolicy, type WorkspaceRequest } from './workspace.ts';
 
 /** SPEC: a `POST /runs` body is at most 1 MiB. */
 export const MAX_CREATE_RUN_BYTES = 1_048_576;
@@ -15,12 +16,16 @@ export interface CreateRunInput {
   harness: HarnessName;
   model?: string;
   harnessOptions?: Record<string, unknown>;
+  workspace?: WorkspaceRequest;
 }
 
 /** Thrown for a known field with an unknown harness, so the API can answer `unknown_harness`. */
 export class UnknownHarnessError extends ProtocolError {}
 
-const CREATE_RUN_FIELDS = ['prompt', 'messages', 'threadId', 'harness', 'model', 'harnessOptions'];
+const CREATE_RUN_FIELDS = ['prompt', 'messages', 'threadId', 'harness', 'model', 'harnessOptions', 'workspace'];
+
+/** The harnesses that work on files in a directory; the demo and chat have none to clone into. */
+export const WORKSPACE_HARNESSES: readonly HarnessName[] = ['claude-code', 'codex'];
 
 /**
  * Model ids (`claude-sonnet-4-5`, `gpt-5.3-codex`, `anthropic/claude-…`, a
@@ -36,6 +41,8 @@ export function parseModel(value: unknown, path = 'model'): string {
 
 export interface CreateRunPolicy extends ParseOptionsPolicy {
   defaultHarness: HarnessName;
+  /** Unset: the strictest policy, no secrets and `https://` sources only. */
+  workspace?: WorkspacePolicy;
 }
 
 /** Parse, don't cast: own properties only; a reserved key, an unknown field or a bad value is a `ProtocolError` naming it. */
@@ -44,7 +51,7 @@ export function parseCreateRunBody(value: unknown, policy: CreateRunPolicy): Cre
   for (const key of Object.keys(body)) {
     if (!CREATE_RUN_FIELDS.includes(key)) throw new ProtocolError(key, `unknown field (known: ${CREATE_RUN_FIELDS.join(', ')})`);
   }
-  const { prompt, messages, threadId, harness, model, harnessOptions } = body;
+  const { prompt, messages, threadId, harness, model, harnessOptions, workspace } = body;
   if (prompt !== undefined && messages !== undefined) throw new ProtocolError('prompt', 'give either prompt or messages, not both');
   let parsedMessages: ModelMessage[];
   if (prompt !== undefined) {
@@ -63,6 +70,10 @@ export function parseCreateRunBody(value: unknown, policy: CreateRunPolicy): Cre
   if (model !== undefined) input.model = parseModel(model);
   const options = parseHarnessOptions(chosen, harnessOptions, policy);
   if (options !== undefined) input.harnessOptions = options;
+  if (workspace !== undefined) {
+    if (!WORKSPACE_HARNESSES.includes(chosen)) throw new ProtocolError('workspace', `the ${chosen} harness works on no files; a workspace is for ${WORKSPACE_HARNESSES.join(' and ')}`);
+    input.workspace = parseWorkspace(workspace, policy.workspace ?? { allowedSecrets: [], allowLocalSources: false });
+  }
   return input;
 }
 
@@ -74,6 +85,8 @@ export interface RunnerRunRequest {
   harness: HarnessName;
   model?: string;
   harnessOptions?: Record<string, unknown>;
+  /** Set up by the runner before the harness starts; secret names only, their values are the runner's environment's. */
+  workspace?: WorkspaceRequest;
   /**
    * Whose run this is (`null` with auth off). The runner derives the run's
    * workspace directory from a hash of (tenant, threadId), so two tenants
@@ -84,7 +97,7 @@ export interface RunnerRunRequest {
 
 export function parseRunnerRunRequest(value: unknown): RunnerRunRequest {
   const body = ownRecord(value, 'body');
-  const { runId, threadId, messages, harness, model, harnessOptions, tenant } = body;
+  const { runId, threadId, messages, harness, model, harnessOptions, tenant, workspace } = body;
   if (typeof runId !== 'string' || !/^[A-Za-z0-9_-]{1,128}$/.test(runId)) throw new ProtocolError('runId', 'expected a string of [A-Za-z0-9_-], 1 to 128 long');
   if (!isThreadId(threadId)) throw new ProtocolError('threadId', `expected a string matching ${THREAD_ID_PATTERN}`);
   if (!isHarnessName(harness)) throw new UnknownHarnessError('harness', `unknown harness ${JSON.stringify(harness)} (known: ${HARNESS_NAMES.join(', ')})`);
@@ -95,6 +108,7 @@ export function parseRunnerRunRequest(value: unknown): RunnerRunRequest {
   // The same schema as the API; the unsafe-options policy is the Worker's, which the runner trusts.
   const options = parseHarnessOptions(harness, harnessOptions, { allowUnsafe: true });
   if (options !== undefined) request.harnessOptions = options;
+  if (workspace !== undefined) request.workspace = parseTrustedWorkspace(workspace);
   return request;
 }
 

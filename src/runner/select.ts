@@ -15,10 +15,12 @@ export const CONTAINER_RUNNER = { command: 'node /opt/harness-relay/container/sr
  */
 const HARNESS_SECRETS = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN', 'ANTHROPIC_BASE_URL', 'OPENAI_BASE_URL'] as const;
 
-export function harnessSecrets(env: RelayEnv): Record<string, string> {
+/** With them the values of `WORKSPACE_SECRETS`' names: the runner gives each to the setup and harness of a run that asks for it. */
+export function harnessSecrets(env: RelayEnv, workspaceSecrets: readonly string[] = []): Record<string, string> {
   const secrets: Record<string, string> = {};
-  for (const name of HARNESS_SECRETS) {
-    const value = env[name];
+  for (const name of [...HARNESS_SECRETS, ...workspaceSecrets]) {
+    // Workspace secret names are the operator's own; the env object holds them as Worker secrets.
+    const value = (env as unknown as Record<string, unknown>)[name];
     if (typeof value === 'string' && value !== '') secrets[name] = value;
   }
   return secrets;
@@ -33,7 +35,7 @@ export function transportFor(env: RelayEnv, config: RelayConfig, sandboxIdFor: (
     sandboxId: sandboxIdFor,
     runnerPort: CONTAINER_RUNNER.port,
     runnerCommand: CONTAINER_RUNNER.command,
-    env: harnessSecrets(env),
+    env: harnessSecrets(env, config.workspaceSecrets),
     // Unset: the SDK's default (10m), or what a sandbox was configured with before.
     sleepAfter: config.sandbox.sleepAfter,
     runnerToken: async (sandboxId) => sandboxRunnerToken(await runnerTokenKey(config), sandboxId),

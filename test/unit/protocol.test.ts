@@ -150,8 +150,11 @@ describe('parseRunnerRunRequest', () => {
     });
   });
 
-  it('takes no path from the request: the runner derives the workspace from (tenant, threadId)', () => {
-    expect(parseRunnerRunRequest({ ...valid, workspace: '/etc' })).not.toHaveProperty('workspace');
+  it('takes no path from the request: the runner derives the workspace from (tenant, threadId); `workspace` is only what to set up', () => {
+    expect(() => parseRunnerRunRequest({ ...valid, workspace: '/etc' })).toThrow(/^workspace: expected an object/);
+    expect(() => parseRunnerRunRequest({ ...valid, workspace: { dir: '/etc' } })).toThrow(/^workspace\.dir: unknown field/);
+    const workspace = { source: { type: 'git', url: 'file:///tmp/repo', ref: 'main' }, setup: ['npm ci'], secrets: ['DEPLOY_PAT'] };
+    expect(parseRunnerRunRequest({ ...valid, workspace }).workspace).toEqual(workspace);
   });
 
   it.each([
