@@ -1,28 +1,15 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunnerRunStatus } from '../../src/protocol/index.ts';
-import { cleanEnv, eventually, isAlive, json, runBody, runId, startTestRunner, stream, type Chunk, type TestRunner } from './helpers.ts';
+import { eventually, isAlive, json, runBody, runId, startCliRunner, stream, type Chunk, type CliRunner } from './helpers.ts';
 
-const FIXTURES = fileURLToPath(new URL('./fixtures', import.meta.url));
 /** Looks like a real key so that a leak would be obvious; it authenticates nothing. */
 const DUMMY_KEY = 'sk-ant-api03-dummy-test-key-0123456789abcdef';
 
-let runner: TestRunner;
-let workspaces: string;
+let runner: CliRunner;
 beforeAll(async () => {
-  chmodSync(join(FIXTURES, 'claude'), 0o755);
-  workspaces = mkdtempSync(join(tmpdir(), 'relay-claude-test-'));
-  runner = await startTestRunner({
-    env: cleanEnv({ ANTHROPIC_API_KEY: DUMMY_KEY, PATH: `${FIXTURES}${delimiter}${process.env.PATH ?? ''}`, RUNNER_WORKSPACE_ROOT: workspaces }),
-  });
+  runner = await startCliRunner('claude-test', { ANTHROPIC_API_KEY: DUMMY_KEY });
 });
-afterAll(async () => {
-  await runner.close();
-  rmSync(workspaces, { recursive: true, force: true });
-});
+afterAll(() => runner.close());
 
 function claudeRun(id: string, prompt: string): Record<string, unknown> {
   return runBody(id, { harness: 'claude-code', messages: [{ role: 'user', content: prompt }] });

@@ -1,4 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { startRunner, type RunningRunner } from '../src/server.ts';
 import type { RunnerConfig } from '../src/config.ts';
@@ -32,6 +35,30 @@ export async function startTestRunner(options: { env?: Record<string, string | u
     log: (line) => logs.push(line),
   });
   return Object.assign(runner, { logs });
+}
+
+/** The fake `claude` CLI (fixtures/claude) the claude-code harness finds first on this PATH. */
+export const FIXTURES = fileURLToPath(new URL('./fixtures', import.meta.url));
+export const PATH_WITH_FIXTURES = `${FIXTURES}${delimiter}${process.env.PATH ?? ''}`;
+
+export interface CliRunner extends TestRunner {
+  /** RUNNER_WORKSPACE_ROOT: a scratch directory, removed by `close()`. */
+  workspaceRoot: string;
+}
+
+/** A runner for the claude-code harness with the fake CLI on PATH and its workspaces in a scratch root. */
+export async function startCliRunner(label: string, env: Record<string, string>): Promise<CliRunner> {
+  chmodSync(join(FIXTURES, 'claude'), 0o755);
+  const workspaceRoot = mkdtempSync(join(tmpdir(), `relay-${label}-`));
+  const runner = await startTestRunner({ env: cleanEnv({ ...env, PATH: PATH_WITH_FIXTURES, RUNNER_WORKSPACE_ROOT: workspaceRoot }) });
+  const close = runner.close;
+  return Object.assign(runner, {
+    workspaceRoot,
+    close: async () => {
+      await close();
+      rmSync(workspaceRoot, { recursive: true, force: true });
+    },
+  });
 }
 
 let nextRun = 0;

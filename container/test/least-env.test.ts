@@ -1,16 +1,12 @@
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunnerRunStatus } from '../../src/protocol/index.ts';
-import { cleanEnv, json, runBody, runId, startTestRunner, stream, TEST_RUNNER_TOKEN, type TestRunner } from './helpers.ts';
+import { json, PATH_WITH_FIXTURES, runBody, runId, startCliRunner, stream, TEST_RUNNER_TOKEN, type CliRunner } from './helpers.ts';
 
 /**
  * SPEC "Least environment", read from the live processes: /proc/<pid>/environ
  * of a harness process (its pid from GET /runs/:runId) and of the CLI it started.
  */
-const FIXTURES = fileURLToPath(new URL('./fixtures', import.meta.url));
 const ANTHROPIC_KEY = 'sk-ant-least-env-own-key-7d2c';
 const RUNNER_SIDE = {
   API_TOKEN: 'api-token-the-harness-must-not-see',
@@ -21,19 +17,11 @@ const RUNNER_SIDE = {
   SOME_OTHER_PASSWORD: 'whatever-the-owner-exported',
 };
 
-let runner: TestRunner;
-let root: string;
+let runner: CliRunner;
 beforeAll(async () => {
-  chmodSync(join(FIXTURES, 'claude'), 0o755);
-  root = mkdtempSync(join(tmpdir(), 'relay-least-env-'));
-  runner = await startTestRunner({
-    env: cleanEnv({ ...RUNNER_SIDE, ANTHROPIC_API_KEY: ANTHROPIC_KEY, PATH: `${FIXTURES}${delimiter}${process.env.PATH ?? ''}`, RUNNER_WORKSPACE_ROOT: root }),
-  });
+  runner = await startCliRunner('least-env', { ...RUNNER_SIDE, ANTHROPIC_API_KEY: ANTHROPIC_KEY });
 });
-afterAll(async () => {
-  await runner.close();
-  rmSync(root, { recursive: true, force: true });
-});
+afterAll(() => runner.close());
 
 function environOf(pid: number): Map<string, string> {
   const entries = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
@@ -60,7 +48,7 @@ describe('a harness process’s environment', () => {
     const env = environOf(await pidOf(id));
     expectNoRunnerSecrets(env);
     expect(env.has('ANTHROPIC_API_KEY')).toBe(false);
-    expect(env.get('PATH')).toBe(`${FIXTURES}${delimiter}${process.env.PATH ?? ''}`);
+    expect(env.get('PATH')).toBe(PATH_WITH_FIXTURES);
     await json(`${runner.url}/runs/${id}/cancel`, 'POST');
   });
 

@@ -1,31 +1,20 @@
-import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workspaceDir } from '../src/workspace.ts';
-import { cleanEnv, runBody, runId, startTestRunner, stream, type TestRunner } from './helpers.ts';
+import { runBody, runId, startCliRunner, stream, type CliRunner } from './helpers.ts';
 
 /**
  * Workspaces per tenant and thread, through the real claude-code harness and
  * the fake CLI (fixtures/claude), which writes and lists files in the
  * directory the runner gave it.
  */
-const FIXTURES = fileURLToPath(new URL('./fixtures', import.meta.url));
-
-let runner: TestRunner;
+let runner: CliRunner;
 let root: string;
 beforeAll(async () => {
-  chmodSync(join(FIXTURES, 'claude'), 0o755);
-  root = mkdtempSync(join(tmpdir(), 'relay-workspaces-test-'));
-  runner = await startTestRunner({
-    env: cleanEnv({ ANTHROPIC_API_KEY: 'sk-ant-workspace-test-key-0123', PATH: `${FIXTURES}${delimiter}${process.env.PATH ?? ''}`, RUNNER_WORKSPACE_ROOT: root }),
-  });
+  runner = await startCliRunner('workspaces-test', { ANTHROPIC_API_KEY: 'sk-ant-workspace-test-key-0123' });
+  root = runner.workspaceRoot;
 });
-afterAll(async () => {
-  await runner.close();
-  rmSync(root, { recursive: true, force: true });
-});
+afterAll(() => runner.close());
 
 /** Runs one fake-claude turn and answers its text. */
 async function turn(tenant: string | null, threadId: string, prompt: string): Promise<string> {
