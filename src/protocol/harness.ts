@@ -30,7 +30,9 @@ type OptionRule =
   | { readonly kind: 'enum'; readonly values: readonly string[]; readonly unsafe?: readonly string[] }
   | { readonly kind: 'id' }
   /** Free text that goes to a model API, never to a command line. */
-  | { readonly kind: 'text'; readonly maxLength: number };
+  | { readonly kind: 'text'; readonly maxLength: number }
+  /** The demo's scripted host tool calls: `[{name, input}]`, each name one of the run's `tools` (checked at `POST /runs`). */
+  | { readonly kind: 'toolCalls'; readonly max: number };
 
 const int = (min: number, max: number) => ({ kind: 'int', min, max }) as const;
 /** Session ids are UUIDs in both CLIs; this also keeps quotes and spaces out. */
@@ -49,6 +51,7 @@ export const HARNESS_OPTION_RULES = {
     failAt: int(0, 1_000_000),
     crashAt: int(0, 1_000_000),
     stallAt: int(0, 1_000_000),
+    toolCalls: { kind: 'toolCalls', max: 32 },
   },
   'claude-code': {
     sessionId: { kind: 'id' },
@@ -66,7 +69,16 @@ export const HARNESS_OPTION_RULES = {
   },
 } as const satisfies Record<HarnessName, Record<string, OptionRule>>;
 
-type ValueOf<R> = R extends { kind: 'int' } ? number : R extends { kind: 'enum'; values: readonly (infer V)[] } ? V : string;
+/** One scripted call of the demo harness. */
+export interface DemoToolCall {
+  name: string;
+  input: Record<string, unknown>;
+}
+
+/** JSON text of one scripted call's input. */
+const MAX_DEMO_TOOL_INPUT_CHARS = 16_384;
+
+type ValueOf<R> = R extends { kind: 'int' } ? number : R extends { kind: 'toolCalls' } ? DemoToolCall[] : R extends { kind: 'enum'; values: readonly (infer V)[] } ? V : string;
 /** The parsed options of one harness, derived from its rules so type and check cannot drift. */
 export type HarnessOptionsOf<H extends HarnessName> = { -readonly [K in keyof (typeof HARNESS_OPTION_RULES)[H]]?: ValueOf<(typeof HARNESS_OPTION_RULES)[H][K]> };
 
@@ -110,6 +122,22 @@ function checkValue(rule: OptionRule, raw: unknown, at: string, policy: ParseOpt
         throw new HarnessOptionsError(at, `expected a non-empty string of at most ${rule.maxLength} characters`);
       }
       return raw;
+    case 'toolCalls':
+      if (!Array.isArray(raw) || raw.length > rule.max) throw new HarnessOptionsError(at, `expected an array of at most ${rule.max} {name, input} calls`);
+      return raw.map((item: unknown, i): DemoToolCall => {
+        let call: JsonRecord;
+        let input: JsonRecord;
+        try {
+          call = ownRecord(item, `${at}[${i}]`);
+          input = ownRecord(call.input ?? {}, `${at}[${i}].input`);
+        } catch (error) {
+          throw error instanceof ProtocolError ? new HarnessOptionsError(error.field, error.message.slice(error.field.length + 2)) : error;
+        }
+        for (const key of Object.keys(call)) if (key !== 'name' && key !== 'input') throw new HarnessOptionsError(`${at}[${i}].${key}`, 'unknown field (known: name, input)');
+        if (typeof call.name !== 'string' || call.name === '') throw new HarnessOptionsError(`${at}[${i}].name`, "expected the name of one of the run's tools");
+        if (JSON.stringify(input).length > MAX_DEMO_TOOL_INPUT_CHARS) throw new HarnessOptionsError(`${at}[${i}].input`, `expected at most ${MAX_DEMO_TOOL_INPUT_CHARS} characters of JSON`);
+        return { name: call.name, input };
+      });
   }
 }
 
@@ -155,6 +183,8 @@ export interface DemoOptions {
   crashAt?: number;
   /** Stop writing at delta k and keep the connection open. */
   stallAt?: number;
+  /** Host tools to call, in order, after the text (SPEC "Workspace and host tools"). */
+  toolCalls?: DemoToolCall[];
 }
 
 export const DEMO_DEFAULTS: DemoOptions = { chunks: 40, delayMs: 40, chunkBytes: 6 };

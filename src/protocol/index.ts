@@ -15,3 +15,4 @@ export * from './record.ts';
 export * from './runs.ts';
 export * from './runner.ts';
 export * from './workspace.ts';
+export * from './tools.ts';

@@ -1,9 +1,10 @@
 import type { ModelMessage } from '@tanstack/ai';
-import { HARNESS_NAMES, isHarnessName, parseHarnessOptions, type HarnessName, type ParseOptionsPolicy } from './harness.ts';
+import { HARNESS_NAMES, HarnessOptionsError, isHarnessName, parseHarnessOptions, type HarnessName, type ParseOptionsPolicy } from './harness.ts';
 import { THREAD_ID_PATTERN, isRunId, isThreadId } from './ids.ts';
 import { parseMessages } from './messages.ts';
 import { ProtocolError } from './errors.ts';
 import { isObject, ownRecord } from './json.ts';
+import { parseToolDescriptors, parseTools, type ToolDescriptor, type ToolPolicy, type ToolSpec } from './tools.ts';
 import { parseTrustedWorkspace, parseWorkspace, type WorkspacePolicy, type WorkspaceRequest } from './workspace.ts';
 
 /** SPEC: a `POST /runs` body is at most 1 MiB. */
@@ -17,12 +18,14 @@ export interface CreateRunInput {
   model?: string;
   harnessOptions?: Record<string, unknown>;
   workspace?: WorkspaceRequest;
+  /** The app's own tools (SPEC "Workspace and host tools"). */
+  tools?: ToolSpec[];
 }
 
 /** Thrown for a known field with an unknown harness, so the API can answer `unknown_harness`. */
 export class UnknownHarnessError extends ProtocolError {}
 
-const CREATE_RUN_FIELDS = ['prompt', 'messages', 'threadId', 'harness', 'model', 'harnessOptions', 'workspace'];
+const CREATE_RUN_FIELDS = ['prompt', 'messages', 'threadId', 'harness', 'model', 'harnessOptions', 'workspace', 'tools'];
 
 /** The harnesses that work on files in a directory; the demo and chat have none to clone into. */
 export const WORKSPACE_HARNESSES: readonly HarnessName[] = ['claude-code', 'codex'];
@@ -43,6 +46,8 @@ export interface CreateRunPolicy extends ParseOptionsPolicy {
   defaultHarness: HarnessName;
   /** Unset: the strictest policy, no secrets and `https://` sources only. */
   workspace?: WorkspacePolicy;
+  /** Unset: the strictest policy, no webhook is callable. */
+  tools?: ToolPolicy;
 }
 
 /** Parse, don't cast: own properties only; a reserved key, an unknown field or a bad value is a `ProtocolError` naming it. */
@@ -51,7 +56,7 @@ export function parseCreateRunBody(value: unknown, policy: CreateRunPolicy): Cre
   for (const key of Object.keys(body)) {
     if (!CREATE_RUN_FIELDS.includes(key)) throw new ProtocolError(key, `unknown field (known: ${CREATE_RUN_FIELDS.join(', ')})`);
   }
-  const { prompt, messages, threadId, harness, model, harnessOptions, workspace } = body;
+  const { prompt, messages, threadId, harness, model, harnessOptions, workspace, tools } = body;
   if (prompt !== undefined && messages !== undefined) throw new ProtocolError('prompt', 'give either prompt or messages, not both');
   let parsedMessages: ModelMessage[];
   if (prompt !== undefined) {
@@ -74,6 +79,16 @@ export function parseCreateRunBody(value: unknown, policy: CreateRunPolicy): Cre
     if (!WORKSPACE_HARNESSES.includes(chosen)) throw new ProtocolError('workspace', `the ${chosen} harness works on no files; a workspace is for ${WORKSPACE_HARNESSES.join(' and ')}`);
     input.workspace = parseWorkspace(workspace, policy.workspace ?? { allowedSecrets: [], allowLocalSources: false });
   }
+  if (tools !== undefined) {
+    const parsed = parseTools(tools, policy.tools ?? { webhookOrigins: [], allowLoopbackHttp: false, webhookSecretSet: false });
+    if (parsed.length > 0) input.tools = parsed;
+  }
+  const scripted = input.harness === 'demo' ? (input.harnessOptions as { toolCalls?: { name: string }[] } | undefined)?.toolCalls : undefined;
+  scripted?.forEach((call, i) => {
+    if (!input.tools?.some((tool) => tool.name === call.name)) {
+      throw new HarnessOptionsError(`harnessOptions.toolCalls[${i}].name`, `${call.name} is not one of this run's tools (${input.tools?.map((tool) => tool.name).join(', ') || 'it has none'})`);
+    }
+  });
   return input;
 }
 
@@ -93,11 +108,13 @@ export interface RunnerRunRequest {
    * never share one; no path ever comes from the request.
    */
   tenant: string | null;
+  /** The run's host tools as the harness advertises them; the run object executes every call. */
+  tools?: ToolDescriptor[];
 }
 
 export function parseRunnerRunRequest(value: unknown): RunnerRunRequest {
   const body = ownRecord(value, 'body');
-  const { runId, threadId, messages, harness, model, harnessOptions, tenant, workspace } = body;
+  const { runId, threadId, messages, harness, model, harnessOptions, tenant, workspace, tools } = body;
   if (typeof runId !== 'string' || !/^[A-Za-z0-9_-]{1,128}$/.test(runId)) throw new ProtocolError('runId', 'expected a string of [A-Za-z0-9_-], 1 to 128 long');
   if (!isThreadId(threadId)) throw new ProtocolError('threadId', `expected a string matching ${THREAD_ID_PATTERN}`);
   if (!isHarnessName(harness)) throw new UnknownHarnessError('harness', `unknown harness ${JSON.stringify(harness)} (known: ${HARNESS_NAMES.join(', ')})`);
@@ -109,6 +126,7 @@ export function parseRunnerRunRequest(value: unknown): RunnerRunRequest {
   const options = parseHarnessOptions(harness, harnessOptions, { allowUnsafe: true });
   if (options !== undefined) request.harnessOptions = options;
   if (workspace !== undefined) request.workspace = parseTrustedWorkspace(workspace);
+  if (tools !== undefined) request.tools = parseToolDescriptors(tools);
   return request;
 }
 

@@ -1,5 +1,6 @@
 import type { RunnerRunRequest } from '../../../src/protocol/index.ts';
 import type { ChunkWriter } from '../chunk-writer.ts';
+import type { HostTools } from '../host-tools.ts';
 import type { Redactor } from '../redact.ts';
 
 /** What a harness gets inside its process. It writes chunks and returns when the run is over. */
@@ -11,6 +12,8 @@ export interface HarnessContext {
   /** The process environment: the only place credentials come from. */
   env: Record<string, string | undefined>;
   redact: Redactor;
+  /** The run's host tools, when it has any: the harness advertises them and calls them through this. */
+  tools?: HostTools;
 }
 
 /**

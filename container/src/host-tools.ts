@@ -1,0 +1,66 @@
+import { hostToolCallChunk, type ToolDescriptor, type ToolOutcome, type ToolResult } from '../../src/protocol/index.ts';
+import type { ChunkWriter } from './chunk-writer.ts';
+
+export interface HostToolCallInput {
+  /** The id the harness's own `TOOL_CALL_START` carried, so the request, the result and the call are one in the log. */
+  toolCallId: string;
+  name: string;
+  input: unknown;
+  signal?: AbortSignal;
+}
+
+/**
+ * A harness's way to a host tool (SPEC "Workspace and host tools"), inside the
+ * harness process. `call` writes the request chunk (`tool-input-available`)
+ * to the run's stream and waits: the run object stores the chunk, executes
+ * the tool, and its outcome comes back through the runner on this process's
+ * stdin (`resolve`). The harness then writes the result its own way
+ * (`TOOL_CALL_RESULT`), as for any tool.
+ */
+export class HostTools {
+  readonly descriptors: readonly ToolDescriptor[];
+  readonly #writer: ChunkWriter;
+  readonly #waiting = new Map<string, (outcome: ToolOutcome) => void>();
+  /** Outcomes that arrived before their call was made (the runner may deliver a restarted object's answer early). */
+  readonly #early = new Map<string, ToolOutcome>();
+
+  constructor(descriptors: readonly ToolDescriptor[], writer: ChunkWriter) {
+    this.descriptors = descriptors;
+    this.#writer = writer;
+  }
+
+  has(name: string): boolean {
+    return this.descriptors.some((tool) => tool.name === name);
+  }
+
+  async call({ toolCallId, name, input, signal }: HostToolCallInput): Promise<ToolOutcome> {
+    if (!this.has(name)) return { error: `${name} is not one of this run's tools` };
+    const early = this.#early.get(toolCallId);
+    if (early !== undefined) {
+      this.#early.delete(toolCallId);
+      return early;
+    }
+    const outcome = new Promise<ToolOutcome>((resolve, reject) => {
+      this.#waiting.set(toolCallId, resolve);
+      signal?.addEventListener('abort', () => {
+        this.#waiting.delete(toolCallId);
+        reject(signal.reason ?? new Error('aborted'));
+      }, { once: true });
+    });
+    const wait = this.#writer.write(hostToolCallChunk({ toolCallId, toolName: name, input }));
+    if (wait !== undefined) await wait;
+    await this.#writer.flush();
+    return outcome;
+  }
+
+  /** An outcome from the runner. The first one for a call wins; a later one is ignored. */
+  resolve({ toolCallId, outcome }: ToolResult): void {
+    const waiter = this.#waiting.get(toolCallId);
+    if (waiter === undefined) {
+      if (!this.#early.has(toolCallId)) this.#early.set(toolCallId, outcome);
+      return;
+    }
+    this.#waiting.delete(toolCallId);
+    waiter(outcome);
+  }
+}
