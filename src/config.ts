@@ -45,6 +45,12 @@ export type RelayEnv = Env & {
   OPENAI_BASE_URL?: string;
   /** Comma-separated environment variable names a run's `workspace.secrets` may ask for; their values are Worker secrets of those names. */
   WORKSPACE_SECRETS?: string;
+  /** Comma-separated exact origins a webhook tool's URL may be on (the SSRF guard). */
+  TOOL_WEBHOOK_ORIGINS?: string;
+  /** Secret: signs every webhook request (`X-Relay-Signature`). */
+  TOOL_WEBHOOK_SECRET?: string;
+  TOOL_TIMEOUT_SECONDS?: string;
+  CLIENT_TOOL_TIMEOUT_SECONDS?: string;
 };
 
 export interface RelayConfig {
@@ -70,6 +76,17 @@ export interface RelayConfig {
   allowUnsafeHarnessOptions: boolean;
   /** `WORKSPACE_SECRETS`: the names `workspace.secrets` may list; each value reaches the container's environment, then setup and the harness. */
   workspaceSecrets: readonly string[];
+  /** SPEC "Workspace and host tools" and "Interactive runs". */
+  tools: {
+    /** `TOOL_WEBHOOK_ORIGINS`: the only origins a webhook tool may be on. */
+    webhookOrigins: readonly string[];
+    /** `TOOL_WEBHOOK_SECRET`; unset: webhook tools are refused at `POST /runs`. */
+    webhookSecret: string | undefined;
+    /** `TOOL_TIMEOUT_SECONDS`: one webhook call, its retries included. */
+    timeoutMs: number;
+    /** `CLIENT_TOOL_TIMEOUT_SECONDS`: how long a client tool call waits for its answer. */
+    clientTimeoutMs: number;
+  };
   /** SPEC "Limits": what one run, client or tenant may cost. */
   limits: RelayLimits;
   /** Which sandbox a run executes in: its thread's (default) or its own; and when a thread's is replaced. */
@@ -120,6 +137,8 @@ export const DEFAULT_STALL_TIMEOUT_SECONDS = 120;
 export const DEFAULT_RUN_TTL_SECONDS = 7 * 24 * 60 * 60;
 export const DEFAULT_SANDBOX_MAX_AGE_SECONDS = 24 * 60 * 60;
 export const DEFAULT_ATTACH_TOKEN_TTL_SECONDS = 60 * 60;
+export const DEFAULT_TOOL_TIMEOUT_SECONDS = 60;
+export const DEFAULT_CLIENT_TOOL_TIMEOUT_SECONDS = 3600;
 
 function workspaceSecrets(raw: string | undefined): string[] {
   try {
@@ -142,7 +161,7 @@ function seconds(raw: string | undefined, fallback: number, name: string): numbe
  * Exact origins only: a wildcard or a path would be silently matched by
  * nothing (or, worse, read as a suffix rule by a reader), so it fails loudly.
  */
-function origins(raw: string | undefined): string[] {
+function origins(raw: string | undefined, name = 'ALLOWED_ORIGINS'): string[] {
   const listed = (raw ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== '');
   for (const origin of listed) {
     let parsed: string | null = null;
@@ -152,7 +171,7 @@ function origins(raw: string | undefined): string[] {
       parsed = null;
     }
     if (parsed !== origin || origin.includes('*')) {
-      throw new ConfigError(`ALLOWED_ORIGINS must list exact origins such as https://app.example.com (scheme, host, optional port; no path, no trailing slash, no wildcard); got ${JSON.stringify(origin)}.`);
+      throw new ConfigError(`${name} must list exact origins such as https://app.example.com (scheme, host, optional port; no path, no trailing slash, no wildcard); got ${JSON.stringify(origin)}.`);
     }
   }
   return listed;
@@ -208,6 +227,12 @@ function parseConfig(env: RelayEnv): RelayConfig {
     },
     allowUnsafeHarnessOptions: flag(env.ALLOW_UNSAFE_HARNESS_OPTIONS, 'ALLOW_UNSAFE_HARNESS_OPTIONS'),
     workspaceSecrets: workspaceSecrets(env.WORKSPACE_SECRETS),
+    tools: {
+      webhookOrigins: origins(env.TOOL_WEBHOOK_ORIGINS, 'TOOL_WEBHOOK_ORIGINS'),
+      webhookSecret: env.TOOL_WEBHOOK_SECRET?.trim() || undefined,
+      timeoutMs: seconds(env.TOOL_TIMEOUT_SECONDS, DEFAULT_TOOL_TIMEOUT_SECONDS, 'TOOL_TIMEOUT_SECONDS') * 1000,
+      clientTimeoutMs: seconds(env.CLIENT_TOOL_TIMEOUT_SECONDS, DEFAULT_CLIENT_TOOL_TIMEOUT_SECONDS, 'CLIENT_TOOL_TIMEOUT_SECONDS') * 1000,
+    },
     sandbox: {
       reuse: sandboxReuse(env.SANDBOX_REUSE),
       maxAgeMs: seconds(env.SANDBOX_MAX_AGE_SECONDS, DEFAULT_SANDBOX_MAX_AGE_SECONDS, 'SANDBOX_MAX_AGE_SECONDS') * 1000,

@@ -11,6 +11,8 @@ import {
   ProtocolError,
   toRpcValue,
   SecretNotAllowedError,
+  ToolNotAllowedError,
+  toolDescriptors,
   UnknownHarnessError,
   type CreateRunInput,
   type RunView,
@@ -87,6 +89,7 @@ function createRunError(error: unknown): unknown {
   if (error instanceof OptionNotAllowedError) return new ApiError(400, 'option_not_allowed', error.message);
   if (error instanceof HarnessOptionsError) return new ApiError(400, 'invalid_harness_options', error.message);
   if (error instanceof SecretNotAllowedError) return new ApiError(400, 'secret_not_allowed', error.message);
+  if (error instanceof ToolNotAllowedError) return new ApiError(400, 'tool_not_allowed', error.message);
   if (error instanceof ProtocolError) return new ApiError(400, 'invalid_body', error.message);
   return error;
 }
@@ -111,6 +114,7 @@ app.post('/runs', limitBody(), async (c) => {
       defaultHarness: config.defaultHarness,
       allowUnsafe: config.allowUnsafeHarnessOptions,
       workspace: { allowedSecrets: config.workspaceSecrets, allowLocalSources: config.apiToken === undefined },
+      tools: { webhookOrigins: config.tools.webhookOrigins, allowLoopbackHttp: config.apiToken === undefined, webhookSecretSet: config.tools.webhookSecret !== undefined },
     });
   } catch (error) {
     throw createRunError(error);
@@ -132,8 +136,11 @@ app.post('/runs', limitBody(), async (c) => {
   const retry = key !== undefined && (await stub.record(runId)) !== null;
   let call: CreateRunCall;
   let slot: Slot | undefined;
+  // The runner is told what each tool is, never where a webhook lives: the object keeps that.
+  const { tools, ...turnInput } = input;
+  const runnerRequest: RunnerRunRequest = { ...turnInput, runId, threadId, tenant, ...(tools ? { tools: toolDescriptors(tools) } : {}) };
   if (retry) {
-    call = { runId, threadId, requestHash, request: { ...input, runId, threadId, tenant } };
+    call = { runId, threadId, requestHash, request: runnerRequest, ...(tools ? { tools } : {}) };
   } else {
     await requireHarnessAvailable(input, c.env, config);
     slot = await admitRun(c.env, config, tenant, runId);
@@ -146,8 +153,7 @@ app.post('/runs', limitBody(), async (c) => {
     );
     // The run stores only its own turn (the thread keeps the transcript once); the runner
     // gets the thread so far, harness tool calls it already ran stripped, before it.
-    const request: RunnerRunRequest = { ...input, runId, threadId, tenant };
-    call = { runId, threadId, requestHash, request, history: turn.history, threadKey: turn.threadKey, sandboxId: turn.sandboxId };
+    call = { runId, threadId, requestHash, request: runnerRequest, history: turn.history, threadKey: turn.threadKey, sandboxId: turn.sandboxId, ...(tools ? { tools } : {}) };
   }
   const result = await stub.create(toRpcValue(call));
   // This request made no run (another made it, or holds its id): a slot it took goes back.

@@ -15,6 +15,16 @@ export const API_ERROR_CODES = [
   'option_not_allowed',
   /** A `workspace.secrets` name the operator did not list in `WORKSPACE_SECRETS`. */
   'secret_not_allowed',
+  /** A webhook tool whose origin is not in `TOOL_WEBHOOK_ORIGINS` (or a relay with no `TOOL_WEBHOOK_SECRET` to sign it). */
+  'tool_not_allowed',
+  /** `POST /runs/:runId/tool-results`: the call was answered already (first answer wins). */
+  'already_answered',
+  /** `POST /runs/:runId/tool-results`: the run is terminal. */
+  'run_finished',
+  /** `POST /runs/:runId/tool-results`: the run has no such pending client tool call. */
+  'tool_call_not_found',
+  /** A read-only attach token asked to answer a tool call. */
+  'forbidden',
   'harness_unavailable',
   'payload_too_large',
   'unsupported_media_type',

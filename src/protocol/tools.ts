@@ -198,9 +198,9 @@ export function hostToolCallChunk(call: HostToolCall, timestamp = Date.now()): S
 }
 
 /** The host tool call a stored chunk asks for, or `null` for every other chunk (or a malformed one). */
-export function hostToolCallOf(chunk: StreamChunk): HostToolCall | null {
-  if (chunk.type !== 'CUSTOM') return null;
-  const { name, value } = chunk as { name?: unknown; value?: unknown };
+export function hostToolCallOf(chunk: unknown): HostToolCall | null {
+  if (!isObject(chunk) || chunk.type !== 'CUSTOM') return null;
+  const { name, value } = chunk;
   if (name !== HOST_TOOL_CALL_EVENT || !isObject(value)) return null;
   const { toolCallId, toolName, input } = value;
   if (typeof toolCallId !== 'string' || !TOOL_CALL_ID_PATTERN.test(toolCallId) || typeof toolName !== 'string') return null;

@@ -19,6 +19,7 @@ import { compactForTranscript } from '../thread/compact.ts';
 import { Driver, failureBatch, type Batch, type ReadEnd } from './driver.ts';
 import { migrateLegacyRun } from './legacy.ts';
 import { RunLog, TerminalRunError, type RunInit, type StoredEvent } from './run-log.ts';
+import { HostToolExecutor } from './host-tools.ts';
 import { Tails } from './tails.ts';
 import { decide, REATTACH_RETRY_MS } from './watchdog.ts';
 
@@ -55,6 +56,7 @@ export class RunLifecycle {
   readonly #tails: Tails;
   readonly #transport: RunnerTransport;
   readonly #driver: Driver;
+  readonly #tools: HostToolExecutor;
   /** The pump reading the runner in this instance, if any. */
   #pump: AbortController | undefined;
   /** A reattach found the runner restarting: the alarm tries again then. */
@@ -68,6 +70,11 @@ export class RunLifecycle {
     this.#tails = new Tails(ctx, log);
     this.#transport = transport;
     this.#driver = new Driver(transport);
+    this.#tools = new HostToolExecutor({ sql: ctx.storage.sql, log, transport, config, waitUntil: (work) => ctx.waitUntil(work) });
+  }
+
+  get tools(): HostToolExecutor {
+    return this.#tools;
   }
 
   get tails(): Tails {
@@ -110,7 +117,10 @@ export class RunLifecycle {
   /** A live run with no pump in this instance (the object restarted): reattach from the durable cursor. */
   ensureDriving(): void {
     const record = this.#log.get();
-    if (!record || isTerminalRunStatus(record.status) || this.#pump) return;
+    if (!record || isTerminalRunStatus(record.status)) return;
+    // Tool calls a restart interrupted go on from storage, whether or not a pump runs here.
+    this.#tools.dispatch();
+    if (this.#pump) return;
     this.#ctx.waitUntil(this.#drive('reattach'));
     this.#ctx.waitUntil(this.#schedule());
   }
@@ -147,6 +157,10 @@ export class RunLifecycle {
       return;
     }
     if (action === 'reattach') this.ensureDriving();
+    if (!isTerminalRunStatus(record.status)) {
+      this.#tools.expire(Date.now());
+      this.#tools.dispatch();
+    }
     if (action === 'notify') await this.#notifyThread();
     const seconds = Math.round(this.#config.stallTimeoutMs / 1000);
     if (action === 'give-up') {
@@ -178,9 +192,12 @@ export class RunLifecycle {
     const batch = this.#bounded(incoming);
     const raws = batch.chunks.map((c) => c.raw);
     let events: StoredEvent[];
+    const now = Date.now();
     try {
-      const { firstSeq } = this.#log.append(raws, Date.now());
+      const { firstSeq } = this.#log.append(raws, now);
       events = raws.map((raw, i) => ({ seq: firstSeq + i, raw }));
+      // In the same turn as the append: a host tool call's request and its row commit together.
+      if (this.#tools.record(batch.chunks.map(({ chunk }, i) => ({ seq: firstSeq + i, chunk })), now)) this.#tools.dispatch();
     } catch (error) {
       if (error instanceof TerminalRunError) return 'rejected';
       throw error;
@@ -332,6 +349,7 @@ export class RunLifecycle {
 
   #decide(record: RunView) {
     const link = this.#log.link();
+    const live = !isTerminalRunStatus(record.status);
     const pumpActive = this.#pump !== undefined;
     return decide({
       status: record.status,
@@ -346,10 +364,11 @@ export class RunLifecycle {
       stallTimeoutMs: this.#config.stallTimeoutMs,
       runTtlMs: this.#config.runTtlMs,
       startedAt: record.startedAt,
-      // The last chunk stored (held in a group-commit window for at most a second before that).
-      lastChunkAt: Math.max(this.#log.lastAppendAt, record.startedAt),
+      // The last chunk stored (held in a group-commit window for at most a second before that),
+      // or the last tool outcome: a harness that waits for a tool is not idle, and starts again when answered.
+      lastChunkAt: Math.max(this.#log.lastAppendAt, record.startedAt, live ? this.#tools.store.lastAnsweredAt() : 0),
       runMaxMs: this.#config.limits.runMaxMs,
-      idleTimeoutMs: this.#config.limits.idleTimeoutMs,
+      ...(live && this.#tools.store.anyWaiting() ? {} : { idleTimeoutMs: this.#config.limits.idleTimeoutMs }),
     });
   }
 
@@ -358,7 +377,9 @@ export class RunLifecycle {
     const record = this.#log.get();
     if (!record) return;
     const now = Date.now();
-    const { action, next: deadline } = this.#decide(record);
+    const { action, next: watchdog } = this.#decide(record);
+    const toolDeadline = isTerminalRunStatus(record.status) ? null : this.#tools.nextDeadline();
+    const deadline = watchdog === null ? toolDeadline : toolDeadline === null ? watchdog : Math.min(watchdog, toolDeadline);
     const next = deadline ?? (action !== null ? now : null);
     if (next === null) return;
     const current = await this.#ctx.storage.getAlarm();

@@ -1,6 +1,6 @@
 import type { RunError, TerminalRunStatus } from '@tanstack/ai';
 import { isTerminalRunStatus } from '@tanstack/ai';
-import { parseRunError, parseRunnerRunRequest, parseRunUsage, parseRunView, parseTrustedJson, type RunUsage, type RunView, type RunnerRunRequest } from '../protocol/index.ts';
+import { parseRunError, parseRunnerRunRequest, parseRunUsage, parseRunView, parseStoredTools, parseTrustedJson, type RunUsage, type RunView, type RunnerRunRequest, type ToolSpec } from '../protocol/index.ts';
 import { hasSchema, latestVersion, migrate, schemaVersion } from '../storage/migrations.ts';
 import { RUN_MIGRATIONS } from './schema.ts';
 
@@ -24,6 +24,8 @@ export interface RunInit {
   threadKey?: string;
   /** The sandbox (container) the run executes in, when it runs in one. */
   sandboxId?: string;
+  /** The run's host tools, webhook URLs included (the runner request carries their descriptors only). */
+  tools?: ToolSpec[];
   now: number;
 }
 
@@ -146,8 +148,8 @@ export class RunLog {
     this.#storage.transactionSync(() => {
       migrate(this.#sql, RUN_MIGRATIONS, init.now);
       this.#sql.exec(
-        `INSERT INTO run (singleton, run_id, thread_id, status, started_at, updated_at, request, request_hash, thread_key, sandbox_id)
-         VALUES (1, ?, ?, 'running', ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO run (singleton, run_id, thread_id, status, started_at, updated_at, request, request_hash, thread_key, sandbox_id, tools)
+         VALUES (1, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)`,
         init.runId,
         init.threadId,
         init.now,
@@ -156,6 +158,7 @@ export class RunLog {
         init.requestHash,
         init.threadKey ?? null,
         init.sandboxId ?? null,
+        init.tools && init.tools.length > 0 ? JSON.stringify(init.tools) : null,
       );
     });
     this.#lastSeq = -1;
@@ -179,6 +182,13 @@ export class RunLog {
     const row = this.#sql.exec<{ request: string }>('SELECT request FROM run WHERE singleton = 1').toArray()[0];
     if (!row || row.request === 'null') return null;
     return parseRunnerRunRequest(parseTrustedJson(row.request, 'request'));
+  }
+
+  /** The run's host tools as `POST /runs` gave them; none for a run without (or a legacy one). */
+  tools(): ToolSpec[] {
+    if (!this.#ready()) return [];
+    const row = this.#sql.exec<{ tools: string | null }>('SELECT tools FROM run WHERE singleton = 1').toArray()[0];
+    return row?.tools ? parseStoredTools(parseTrustedJson(row.tools, 'tools')) : [];
   }
 
   /** Whether no more chunks can be appended: the run is terminal, or there is no run. */

@@ -1,5 +1,5 @@
-import type { RunnerRunRequest } from '../protocol/index.ts';
-import type { RunnerTransport } from './transport.ts';
+import type { RunnerRunRequest, ToolResult } from '../protocol/index.ts';
+import { toolResultBody, type RunnerTransport } from './transport.ts';
 
 /**
  * The runner over plain HTTP at `RUNNER_URL`: a Node process on loopback in
@@ -28,6 +28,13 @@ export function httpTransport(baseUrl: string, token: string, fetcher: typeof fe
     },
     cancel(runId: string) {
       return fetcher(url(`runs/${encodeURIComponent(runId)}/cancel`), { method: 'POST', headers: { authorization } });
+    },
+    toolResult(runId: string, result: ToolResult) {
+      return fetcher(url(`runs/${encodeURIComponent(runId)}/tool-results`), {
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json' },
+        body: toolResultBody(result),
+      });
     },
   };
 }

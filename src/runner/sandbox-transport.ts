@@ -1,8 +1,8 @@
 import { getSandbox, type Process } from '@cloudflare/sandbox';
-import type { RunnerRunRequest } from '../protocol/index.ts';
+import type { RunnerRunRequest, ToolResult } from '../protocol/index.ts';
 import { admitContainer } from './container-admission.ts';
 import type { Sandbox } from './sandbox-object.ts';
-import type { RunnerTransport } from './transport.ts';
+import { toolResultBody, type RunnerTransport } from './transport.ts';
 
 /**
  * The runner inside a Cloudflare container, driven through `@cloudflare/sandbox`
@@ -195,6 +195,16 @@ export function sandboxTransport(namespace: DurableObjectNamespace<Sandbox>, opt
       }
       const request = await authorizedRequest(id, `/runs/${encodeURIComponent(runId)}/cancel`, { method: 'POST' });
       return withDeadline(send(id, sandbox, request), CANCEL_TIMEOUT_MS, `cancel through sandbox ${id} timed out`);
+    },
+    async toolResult(runId: string, result: ToolResult) {
+      const { id, sandbox } = open(runId);
+      // The harness waiting for this answer runs in a live container; a stopped one has nobody to give it to.
+      if (!(await sandbox.isContainerRunning())) {
+        throw new Error(`sandbox ${id} is not running, so no harness there waits for tool call ${result.toolCallId}`);
+      }
+      const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: toolResultBody(result) };
+      const request = await authorizedRequest(id, `/runs/${encodeURIComponent(runId)}/tool-results`, init);
+      return withDeadline(send(id, sandbox, request), CANCEL_TIMEOUT_MS, `a tool result through sandbox ${id} timed out`);
     },
   };
 }

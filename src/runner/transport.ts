@@ -1,4 +1,4 @@
-import type { RunnerRunRequest } from '../protocol/index.ts';
+import type { RunnerRunRequest, ToolResult } from '../protocol/index.ts';
 
 /**
  * How the run object reaches a harness runner. Two implementations: plain
@@ -16,4 +16,15 @@ export interface RunnerTransport {
   reattach(runId: string, fromSeq: number, signal?: AbortSignal): Promise<Response>;
   /** `POST /runs/:runId/cancel`: stops the harness process. Idempotent. */
   cancel(runId: string): Promise<Response>;
+  /**
+   * `POST /runs/:runId/tool-results`: a host tool call's outcome, for the
+   * harness waiting on it. Over the connection the object already has, so a
+   * runner needs no public URL. Idempotent (`{delivered: false}` the second time).
+   */
+  toolResult(runId: string, result: ToolResult): Promise<Response>;
+}
+
+/** The runner's body for a tool result: SPEC's `{toolCallId, output}` or `{toolCallId, error}`. */
+export function toolResultBody({ toolCallId, outcome }: ToolResult): string {
+  return JSON.stringify({ toolCallId, ...outcome });
 }

@@ -1,4 +1,4 @@
-import { isObject } from '../protocol/index.ts';
+import { HOST_TOOL_CALL_EVENT, isObject } from '../protocol/index.ts';
 
 /**
  * What a run sends its thread when it ends: only the chunks a transcript is
@@ -28,7 +28,10 @@ function plainDelta(chunk: Fields): chunk is Fields & { messageId: string; delta
 export function compactForTranscript(chunks: Iterable<unknown>): Fields[] {
   const out: Fields[] = [];
   for (const chunk of chunks) {
-    if (!isObject(chunk) || typeof chunk.type !== 'string' || !TRANSCRIPT_CHUNK_TYPES.has(chunk.type)) continue;
+    if (!isObject(chunk) || typeof chunk.type !== 'string') continue;
+    // A host tool call's request says the call ran through the relay: the fold does not mark it sandbox-observed.
+    const hostCall = chunk.type === 'CUSTOM' && chunk.name === HOST_TOOL_CALL_EVENT;
+    if (!hostCall && !TRANSCRIPT_CHUNK_TYPES.has(chunk.type)) continue;
     const last = out[out.length - 1];
     if (last && plainDelta(chunk) && plainDelta(last) && last.messageId === chunk.messageId) {
       out[out.length - 1] = { ...last, delta: last.delta + chunk.delta };

@@ -1,5 +1,5 @@
 import type { ModelMessage, ToolCall } from '@tanstack/ai';
-import { isObject } from '../protocol/index.ts';
+import { hostToolCallOf, isObject } from '../protocol/index.ts';
 
 /**
  * A harness runs its tools inside the container, so its `TOOL_CALL_*` chunks
@@ -18,6 +18,10 @@ import { isObject } from '../protocol/index.ts';
  *   results arrived in; each result follows its own call's message.
  * - Reasoning is not kept: `thinking` is replayed to the relay's provider, which
  *   cannot verify another model's reasoning.
+ * - A host tool call (the run's own tools, SPEC "Workspace and host tools": its
+ *   `tool-input-available` chunk names it) ran outside the sandbox, through
+ *   the relay, so it is not marked `sandboxObserved` and the next turn
+ *   replays it to the provider like any tool call of its own.
  */
 
 /** Harness tool calls (and their results) carry this in `metadata`. */
@@ -63,6 +67,8 @@ interface Call {
   ended: boolean;
   /** A `TOOL_CALL_RESULT` arrived, whatever its content. */
   ran: boolean;
+  /** The relay executed it (a host tool), not the harness's sandbox. */
+  host: boolean;
   result: string | undefined;
 }
 
@@ -119,7 +125,7 @@ function record(chunks: FoldTurn['chunks'], knownCalls: ReadonlySet<string>): Ev
           break;
         }
         const name = nonEmpty(chunk.toolCallName) ?? '';
-        const call: Call = { id: toolCallId, name, parentMessageId: nonEmpty(chunk.parentMessageId), deltas: '', input: undefined, ended: false, ran: false, result: undefined };
+        const call: Call = { id: toolCallId, name, parentMessageId: nonEmpty(chunk.parentMessageId), deltas: '', input: undefined, ended: false, ran: false, host: false, result: undefined };
         calls.set(toolCallId, call);
         timeline.push({ kind: 'call', call });
         break;
@@ -135,6 +141,12 @@ function record(chunks: FoldTurn['chunks'], knownCalls: ReadonlySet<string>): Ev
         if (call === undefined) break;
         call.ended = true;
         call.input = inputOf(chunk);
+        break;
+      }
+      case 'CUSTOM': {
+        const asked = hostToolCallOf(chunk);
+        const call = asked === null ? undefined : calls.get(asked.toolCallId);
+        if (call !== undefined) call.host = true;
         break;
       }
       case 'TOOL_CALL_RESULT': {
@@ -210,11 +222,12 @@ function messagesOf(step: Step, usedIds: Set<string>): ModelMessage[] {
     message.id = id;
   }
   if (calls.length === 0) return [message];
-  message.toolCalls = calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: argumentsOf(call) }, metadata: observed() }));
-  message.metadata = observed();
+  const marked = (call: Call) => (call.host ? {} : { metadata: observed() });
+  message.toolCalls = calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: argumentsOf(call) }, ...marked(call) }));
+  if (calls.some((call) => !call.host)) message.metadata = observed();
   const results: ModelMessage[] = [];
   for (const call of calls) {
-    if (call.result !== undefined) results.push({ role: 'tool', content: call.result, toolCallId: call.id, metadata: observed() });
+    if (call.result !== undefined) results.push({ role: 'tool', content: call.result, toolCallId: call.id, ...marked(call) });
   }
   return [message, ...results];
 }

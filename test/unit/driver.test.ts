@@ -26,6 +26,10 @@ function scripted(answers: { start?: Response[]; reattach?: Response[] }) {
       calls.push('cancel');
       return new Response(null);
     },
+    async toolResult() {
+      calls.push('tool-result');
+      return Response.json({ delivered: true });
+    },
   };
   return { transport, calls };
 }
