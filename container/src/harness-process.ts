@@ -1,14 +1,18 @@
 /**
  * The harness process: spawned by the runner (supervisor.ts) once per run.
  *
- * stdin: one line, the `HarnessJob` as JSON; the pipe then stays open,
- * and its end means the runner died, so the process group ends itself.
- * stdout: the run's chunks as NDJSON and nothing else. stderr: logs.
+ * stdin: one line, the `HarnessJob` as JSON; the pipe then stays open for
+ * the run's host tool results, one JSON line each (`{toolCallId, output}` or
+ * `{toolCallId, error}`, as the runner's `POST /runs/:runId/tool-results`
+ * took them), and its end means the runner died, so the process group ends
+ * itself. stdout: the run's chunks as NDJSON and nothing else. stderr: logs.
  */
 import { Console } from 'node:console';
-import { parseTrustedJson, relayRunError, type HarnessName } from '../../src/protocol/index.ts';
+import { parseToolResult, parseTrustedJson, relayRunError, type HarnessName } from '../../src/protocol/index.ts';
 import { ChunkWriter } from './chunk-writer.ts';
 import { parseHarnessJob, type HarnessJob } from './harness-job.ts';
+import { HostTools } from './host-tools.ts';
+import { LineSplitter } from './line-splitter.ts';
 import { createRedactor, secretValues } from './redact.ts';
 import type { Harness } from './harnesses/types.ts';
 
@@ -22,31 +26,50 @@ const HARNESSES: Record<HarnessName, () => Promise<Harness>> = {
   chat: async () => (await import('./harnesses/chat.ts')).runChat,
 };
 
-function readRequestLine(): Promise<string> {
+/**
+ * Reads stdin as lines: resolves with the first (the job) and hands each later
+ * one to `onLine`. The runner is trusted, so lines have no length limit here
+ * (its request body limit bounds the job).
+ */
+function readStdinLines(onLine: (line: string) => void): Promise<string> {
   return new Promise((resolve, reject) => {
-    let buffered = '';
-    let done = false;
-    process.stdin.setEncoding('utf8');
-    process.stdin.on('data', (data: string) => {
-      if (done) return;
-      buffered += data;
-      const newline = buffered.indexOf('\n');
-      if (newline === -1) return;
-      done = true;
-      resolve(buffered.slice(0, newline));
+    const splitter = new LineSplitter(Number.MAX_SAFE_INTEGER);
+    let job: string | undefined;
+    process.stdin.on('data', (data: Buffer) => {
+      for (const line of splitter.push(data).lines) {
+        if (job === undefined) resolve((job = line));
+        else onLine(line);
+      }
     });
     process.stdin.on('end', () => {
-      if (!done) reject(new Error('stdin ended before the run request line'));
+      if (job === undefined) reject(new Error('stdin ended before the run request line'));
       // The runner holds stdin open for the whole run: its end means the runner is gone.
       else process.kill(-process.pid, 'SIGKILL');
     });
   });
 }
 
+/** A tool result line from the runner, to the call waiting for it; a bad line is logged and dropped (the call keeps waiting). */
+function onResultLine(line: string, tools: HostTools | undefined): void {
+  try {
+    const result = parseToolResult(parseTrustedJson(line, 'result'), 'result');
+    if (tools === undefined) throw new Error(`this run has no host tools, so nothing waits for ${result.toolCallId}`);
+    // The id and kind only: an output may hold anything. One line per result the runner passed on.
+    process.stderr.write(`harness process: tool result for ${result.toolCallId} (${'error' in result.outcome ? 'error' : 'output'})\n`);
+    tools.resolve(result);
+  } catch (error) {
+    process.stderr.write(`harness process: ignored a tool result line: ${error instanceof Error ? error.message : String(error)}\n`);
+  }
+}
+
 async function main(): Promise<void> {
+  // Results can only follow the calls the harness made, but a line may share a read with the job line: held until the tools exist.
+  const early: string[] = [];
+  let onLine = (line: string): void => void early.push(line);
+  const jobLine = readStdinLines((line) => onLine(line));
   let job: HarnessJob;
   try {
-    job = parseHarnessJob(parseTrustedJson(await readRequestLine(), 'job'));
+    job = parseHarnessJob(parseTrustedJson(await jobLine, 'job'));
   } catch (error) {
     process.stderr.write(`harness process: bad run request: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(2);
@@ -56,9 +79,12 @@ async function main(): Promise<void> {
   const secretNames = request.workspace?.secrets ?? [];
   const redact = createRedactor(process.env, secretNames);
   const writer = new ChunkWriter(process.stdout, redact, secretValues(process.env, secretNames));
+  const tools = request.tools !== undefined && request.tools.length > 0 ? new HostTools(request.tools, writer) : undefined;
+  onLine = (line) => onResultLine(line, tools);
+  for (const line of early.splice(0)) onLine(line);
   try {
     const harness = await HARNESSES[request.harness]();
-    await harness({ request, workspace: job.workspace, writer, env: process.env, redact });
+    await harness({ request, workspace: job.workspace, writer, env: process.env, redact, ...(tools !== undefined ? { tools } : {}) });
   } catch (error) {
     const message = redact(error instanceof Error ? error.message : String(error));
     process.stderr.write(`harness process: ${redact(error instanceof Error ? (error.stack ?? message) : message)}\n`);

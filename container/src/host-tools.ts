@@ -40,12 +40,17 @@ export class HostTools {
       this.#early.delete(toolCallId);
       return early;
     }
+    signal?.throwIfAborted();
     const outcome = new Promise<ToolOutcome>((resolve, reject) => {
-      this.#waiting.set(toolCallId, resolve);
-      signal?.addEventListener('abort', () => {
+      const onAbort = (): void => {
         this.#waiting.delete(toolCallId);
-        reject(signal.reason ?? new Error('aborted'));
-      }, { once: true });
+        reject(signal?.reason ?? new Error('aborted'));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#waiting.set(toolCallId, (value) => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(value);
+      });
     });
     const wait = this.#writer.write(hostToolCallChunk({ toolCallId, toolName: name, input }));
     if (wait !== undefined) await wait;

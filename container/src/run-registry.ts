@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RunnerRunRequest, RunnerRunStatus } from '../../src/protocol/index.ts';
+import type { RunnerRunRequest, RunnerRunStatus, ToolResult } from '../../src/protocol/index.ts';
 import type { RunnerConfig } from './config.ts';
 import { harnessEnv } from './harness-env.ts';
 import type { Redactor } from './redact.ts';
@@ -13,7 +13,12 @@ export interface Run {
   readonly process: HarnessProcess;
   readonly startedAt: number;
   endedAt?: number;
+  /** Tool calls whose result went to the harness: the first answer wins, a repeat never reaches it. */
+  readonly answered: Set<string>;
 }
+
+/** What became of a tool result (`deliverToolResult`). */
+export type ToolResultDelivery = 'delivered' | 'already_answered' | 'run_ended';
 
 export interface RegistryDeps {
   config: RunnerConfig;
@@ -85,7 +90,7 @@ export class RunRegistry {
       redact,
       log,
     });
-    run = { request, spool, process: harness, startedAt: Date.now() };
+    run = { request, spool, process: harness, startedAt: Date.now(), answered: new Set() };
     this.#runs.set(request.runId, run);
     log(`run ${request.runId} started: harness ${request.harness}, pid ${harness.pid ?? 'none'}`);
     // The spool may have ended already if the process could not even be spawned.
@@ -97,6 +102,21 @@ export class RunRegistry {
   async cancel(run: Run): Promise<void> {
     run.spool.end('cancelled');
     await run.process.stop();
+  }
+
+  /**
+   * Hands a tool call's outcome to the harness process, as one stdin line
+   * (`{toolCallId, output}` or `{toolCallId, error}`), once per call: the
+   * relay may post the same answer again (a retry, a restarted run object).
+   * A call answered before is reported as such even once the run has ended.
+   */
+  deliverToolResult(run: Run, { toolCallId, outcome }: ToolResult): ToolResultDelivery {
+    if (run.answered.has(toolCallId)) return 'already_answered';
+    // A run past its terminal chunk (or cancelled) reads no more results, even while its process is still exiting.
+    if (run.spool.state !== 'running' || run.process.pid === null) return 'run_ended';
+    if (!run.process.send(JSON.stringify({ toolCallId, ...outcome }))) return 'run_ended';
+    run.answered.add(toolCallId);
+    return 'delivered';
   }
 
   status(run: Run): RunnerRunStatus {

@@ -6,8 +6,10 @@ import {
   UnknownHarnessError,
   parseRunnerRunRequest,
   parseSeqCursor,
+  parseToolResult,
   type RunnerHealth,
   type RunnerRunRequest,
+  type RunnerToolResultAnswer,
 } from '../../src/protocol/index.ts';
 import { availableHarnesses, checkHarness, runnerHealth } from './availability.ts';
 import { readRunnerConfig, type RunnerConfig } from './config.ts';
@@ -20,8 +22,14 @@ import { defaultWorkspaceRoot, workspaceDir } from './workspace.ts';
 /** A run request carries the thread's transcript; far above any real one, far below memory trouble. */
 const MAX_RUN_REQUEST_BYTES = 16 * 1024 * 1024;
 
+/**
+ * A tool result's output becomes part of one chunk, which is at most
+ * RUNNER_MAX_LINE_BYTES (1 MiB); twice that leaves room for JSON escaping.
+ */
+const MAX_TOOL_RESULT_BYTES = 2 * 1024 * 1024;
+
 /** Same alphabet and length as `parseRunnerRunRequest` accepts for `runId`. */
-const RUN_PATH = /^\/runs\/([A-Za-z0-9_-]{1,128})(\/stream|\/cancel)?$/;
+const RUN_PATH = /^\/runs\/([A-Za-z0-9_-]{1,128})(\/stream|\/cancel|\/tool-results)?$/;
 
 export interface RunnerOptions {
   port?: number;
@@ -91,6 +99,23 @@ function onStream(ctx: Context, runId: string, url: URL, res: ServerResponse): v
   run.spool.subscribe(res, fromSeq);
 }
 
+/**
+ * The run object's answer to a host tool call the harness asked for (its
+ * `tool-input-available` chunk), passed on to the harness process. The first
+ * answer for a call wins; a repeat answers `delivered: false` and goes nowhere.
+ */
+async function onToolResult(ctx: Context, runId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const run = ctx.registry.get(runId);
+  if (run === undefined) throw new HttpError(404, 'run_not_found', `This runner does not know run ${runId}.`);
+  const result = parseToolResult(await readJsonBody(req, MAX_TOOL_RESULT_BYTES));
+  const delivery = ctx.registry.deliverToolResult(run, result);
+  if (delivery === 'run_ended') {
+    throw new HttpError(409, 'run_ended', `Run ${runId} has ended (${run.spool.state}); its harness takes no more tool results.`);
+  }
+  const body: RunnerToolResultAnswer = { delivered: delivery === 'delivered' };
+  sendJson(res, 200, body);
+}
+
 async function route(ctx: Context, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://runner');
   const method = req.method ?? 'GET';
@@ -105,6 +130,7 @@ async function route(ctx: Context, req: IncomingMessage, res: ServerResponse): P
   const runId = match[1]!;
   const action = match[2];
   if (action === '/stream' && method === 'GET') return onStream(ctx, runId, url, res);
+  if (action === '/tool-results' && method === 'POST') return onToolResult(ctx, runId, req, res);
   const run = ctx.registry.get(runId);
   if ((action === '/cancel' && method === 'POST') || (action === undefined && method === 'GET')) {
     if (run === undefined) throw new HttpError(404, 'run_not_found', `This runner does not know run ${runId}.`);

@@ -28,6 +28,12 @@ export interface HarnessProcess {
   readonly pid: number | null;
   /** SIGTERM to the process group, SIGKILL after the grace period. Idempotent; resolves once it has exited. */
   stop(): Promise<void>;
+  /**
+   * One more line on the harness's stdin after the job (a tool result,
+   * `harness-process.ts`). `line` is JSON text without a newline. False when
+   * the process has exited or its stdin is closed: nothing was sent.
+   */
+  send(line: string): boolean;
 }
 
 /** Harnesses write only JSON objects; anything else on stdout is a library printing where it should not. */
@@ -60,8 +66,9 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
  *
  * Why a process: a harness (a CLI, an SDK, a crash test) can hang, leak or
  * die without taking the runner down, and a cancel is a signal to one group.
- * Stdin stays open after the request line: its EOF tells the harness the
- * runner is gone, so it never outlives the runner.
+ * Stdin stays open after the request line: it carries the run's host tool
+ * results (`send`), and its EOF tells the harness the runner is gone, so it
+ * never outlives the runner.
  */
 export function startHarnessProcess(options: HarnessProcessOptions): HarnessProcess {
   const { job, spool, redact, log } = options;
@@ -149,10 +156,19 @@ export function startHarnessProcess(options: HarnessProcessOptions): HarnessProc
     resolveExited();
   });
 
+  const send = (line: string): boolean => {
+    if (line.includes('\n')) throw new Error('a stdin line may not contain a newline');
+    if (exited || child.stdin.destroyed || !child.stdin.writable) return false;
+    // Not waiting for 'drain': a result is at most a few MiB and the harness reads stdin for the whole run.
+    child.stdin.write(`${line}\n`);
+    return true;
+  };
+
   return {
     get pid() {
       return pid;
     },
     stop,
+    send,
   };
 }

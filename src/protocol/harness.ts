@@ -201,8 +201,23 @@ export function parseDemoOptions(value: unknown, path = 'harnessOptions'): DemoO
  * writes exactly these; its test holds the two together.
  */
 export const DEMO_OVERHEAD_EVENTS = 19;
+/**
+ * Chunks of each scripted host tool call (`toolCalls`), after the fixed ones:
+ * its TOOL_CALL_START, ARGS and END, the `tool-input-available` request, its
+ * TOOL_CALL_RESULT.
+ */
+export const DEMO_HOST_TOOL_CALL_EVENTS = 5;
 /** An upper bound of a text delta chunk's JSON besides its delta (type, messageId). */
 const DEMO_CHUNK_JSON_OVERHEAD_BYTES = 128;
+/** An upper bound of a host tool call's five chunks besides its input (ids, names, the result's envelope). */
+const DEMO_TOOL_CALL_JSON_OVERHEAD_BYTES = 1_024;
+/** The input is written three times (the args delta, escaped; TOOL_CALL_END; the request); escaping rarely doubles it. */
+const DEMO_TOOL_CALL_INPUT_COPIES = 4;
+
+/** Every chunk a demo run with these options writes when no fault strikes. */
+export function demoEventCount(options: DemoOptions): number {
+  return options.chunks + DEMO_OVERHEAD_EVENTS + (options.toolCalls?.length ?? 0) * DEMO_HOST_TOOL_CALL_EVENTS;
+}
 
 export interface RunBudget {
   maxEvents: number;
@@ -216,13 +231,20 @@ export interface RunBudget {
  * `400` up front, not a run that fails an hour later.
  */
 export function requireDemoWithinBudget(options: DemoOptions, budget: RunBudget, path = 'harnessOptions'): void {
-  const events = options.chunks + DEMO_OVERHEAD_EVENTS;
+  const events = demoEventCount(options);
+  const calls = options.toolCalls ?? [];
   if (events > budget.maxEvents) {
-    throw new HarnessOptionsError(`${path}.chunks`, `${options.chunks} deltas make a run of ${events} events, over RUN_MAX_EVENTS (${budget.maxEvents})`);
+    const what = calls.length > 0 ? `${options.chunks} deltas and ${calls.length} tool calls` : `${options.chunks} deltas`;
+    throw new HarnessOptionsError(`${path}.chunks`, `${what} make a run of ${events} events, over RUN_MAX_EVENTS (${budget.maxEvents})`);
   }
-  const bytes = options.chunks * (options.chunkBytes + DEMO_CHUNK_JSON_OVERHEAD_BYTES);
+  // A tool's output is the webhook's to size; RUN_MAX_BYTES still bounds it as the run goes.
+  const callBytes = calls.reduce((sum, call) => sum + DEMO_TOOL_CALL_JSON_OVERHEAD_BYTES + DEMO_TOOL_CALL_INPUT_COPIES * JSON.stringify(call.input).length, 0);
+  if (callBytes > budget.maxBytes) {
+    throw new HarnessOptionsError(`${path}.toolCalls`, `${calls.length} tool calls with these inputs are about ${callBytes} bytes, over RUN_MAX_BYTES (${budget.maxBytes})`);
+  }
+  const bytes = options.chunks * (options.chunkBytes + DEMO_CHUNK_JSON_OVERHEAD_BYTES) + callBytes;
   if (bytes > budget.maxBytes) {
-    throw new HarnessOptionsError(`${path}.chunkBytes`, `${options.chunks} deltas of ${options.chunkBytes} bytes are about ${bytes} bytes, over RUN_MAX_BYTES (${budget.maxBytes})`);
+    throw new HarnessOptionsError(`${path}.chunkBytes`, `${options.chunks} deltas of ${options.chunkBytes} bytes${calls.length > 0 ? ` and ${calls.length} tool calls` : ''} are about ${bytes} bytes, over RUN_MAX_BYTES (${budget.maxBytes})`);
   }
   // The demo waits delayMs after every chunk it writes, not only after text deltas.
   const ms = events * options.delayMs;

@@ -78,8 +78,11 @@ export function parseRunnerHealth(value: unknown): RunnerHealth {
   };
 }
 
-/** Codes only the runner answers with; its other errors use `ApiErrorCode`. */
-export const RUNNER_ERROR_CODES = ['harness_unavailable', 'run_exists', 'spool_truncated'] as const;
+/**
+ * Codes only the runner answers with; its other errors use `ApiErrorCode`.
+ * `run_ended`: a tool result for a run whose harness is no longer there to take it.
+ */
+export const RUNNER_ERROR_CODES = ['harness_unavailable', 'run_exists', 'spool_truncated', 'run_ended'] as const;
 export type RunnerErrorCode = (typeof RUNNER_ERROR_CODES)[number];
 
 export interface RunnerErrorBody {

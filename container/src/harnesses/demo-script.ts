@@ -1,16 +1,28 @@
-import type { DemoOptions, RunnerRunRequest } from '../../../src/protocol/index.ts';
+import type { DemoOptions, RunnerRunRequest, ToolOutcome } from '../../../src/protocol/index.ts';
 import type { WireChunk } from '../chunk-writer.ts';
 import { toWireShape } from './wire-shape.ts';
 
+/** A scripted host tool call, as the harness hands it to `HostTools.call`. */
+export interface DemoHostCall {
+  toolCallId: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
 /**
- * The demo harness's run, as a pure sequence: what to write and where a fault
- * strikes. Pure so a test can compute exactly what a run must stream.
+ * The demo harness's run, as a pure sequence: what to write, where a fault
+ * strikes, and where a host tool is called. Pure so a test can compute
+ * exactly what a run must stream.
  *
  * Fault points count text deltas (0-based): at delta `k` the fault replaces
  * that delta, so deltas `0..k-1` were written before it. A point at or past
  * `chunks` never fires.
+ *
+ * A `host-tool` step is a question: whoever drives the script calls the tool
+ * and passes its outcome to the generator's `next(outcome)`; the script then
+ * writes the call's result from it.
  */
-export type DemoStep = { kind: 'chunk'; chunk: WireChunk } | { kind: 'crash' } | { kind: 'stall' };
+export type DemoStep = { kind: 'chunk'; chunk: WireChunk } | { kind: 'crash' } | { kind: 'stall' } | { kind: 'host-tool'; call: DemoHostCall };
 
 export type DemoInput = Pick<RunnerRunRequest, 'runId' | 'threadId' | 'messages'>;
 
@@ -60,7 +72,15 @@ export function demoText(prompt: string, count: number, bytes: number): string {
   return text;
 }
 
-export function* demoScript(input: DemoInput, options: DemoOptions, now: () => number = Date.now): Generator<DemoStep> {
+/** The `content` of a host call's TOOL_CALL_RESULT: the output's JSON, or `{error}`'s for a failed call. */
+export function demoResultContent(outcome: ToolOutcome): string {
+  return JSON.stringify('error' in outcome ? { error: outcome.error } : outcome.output);
+}
+
+/** What a driver that answers no call (a plain `for…of`) gets for each: the run goes on with an error result. */
+const UNANSWERED: ToolOutcome = { error: 'the demo script was driven without tool outcomes' };
+
+export function* demoScript(input: DemoInput, options: DemoOptions, now: () => number = Date.now): Generator<DemoStep, void, ToolOutcome | undefined> {
   const { runId, threadId } = input;
   const prompt = demoPrompt(input.messages);
   const words = prompt.split(' ').length;
@@ -86,8 +106,14 @@ export function* demoScript(input: DemoInput, options: DemoOptions, now: () => n
       yield chunk({ type: 'RUN_ERROR', runId, threadId, message, code: 'demo_failure', error: { message, code: 'demo_failure' } });
       return;
     }
-    if (i === options.crashAt) return yield { kind: 'crash' };
-    if (i === options.stallAt) return yield { kind: 'stall' };
+    if (i === options.crashAt) {
+      yield { kind: 'crash' };
+      return;
+    }
+    if (i === options.stallAt) {
+      yield { kind: 'stall' };
+      return;
+    }
     yield chunk({ type: 'TEXT_MESSAGE_CONTENT', messageId: textId, delta: demoTextDelta(prompt, i, options.chunkBytes) });
   }
   yield chunk({ type: 'TEXT_MESSAGE_END', messageId: textId });
@@ -100,6 +126,17 @@ export function* demoScript(input: DemoInput, options: DemoOptions, now: () => n
   yield chunk({ type: 'TOOL_CALL_ARGS', toolCallId, delta: args.slice(half) });
   yield chunk({ type: 'TOOL_CALL_END', toolCallId, toolCallName: TOOL_NAME, input: input_ });
   yield chunk({ type: 'TOOL_CALL_RESULT', messageId: `${runId}-tool-result-1`, toolCallId, role: 'tool', content: JSON.stringify({ words: input_.text.split(' ').length }) });
+
+  // The run's own tools, in order: each call waits for its outcome, an error one included, and the run goes on.
+  for (const [i, { name, input: callInput }] of (options.toolCalls ?? []).entries()) {
+    const hostCallId = `${runId}-host-${i}`;
+    yield chunk({ type: 'TOOL_CALL_START', toolCallId: hostCallId, toolCallName: name, toolName: name, parentMessageId: textId });
+    yield chunk({ type: 'TOOL_CALL_ARGS', toolCallId: hostCallId, delta: JSON.stringify(callInput) });
+    yield chunk({ type: 'TOOL_CALL_END', toolCallId: hostCallId, toolCallName: name, input: callInput });
+    const outcome = (yield { kind: 'host-tool', call: { toolCallId: hostCallId, name, input: callInput } }) ?? UNANSWERED;
+    const failed = 'error' in outcome ? { state: 'output-error' } : {};
+    yield chunk({ type: 'TOOL_CALL_RESULT', messageId: `${runId}-host-result-${i}`, toolCallId: hostCallId, role: 'tool', content: demoResultContent(outcome), ...failed });
+  }
 
   const closingId = `${runId}-text-2`;
   yield chunk({ type: 'TEXT_MESSAGE_START', messageId: closingId, role: 'assistant' });
