@@ -6,6 +6,7 @@ import { recordingRunner } from './test/support/recording-runner.ts';
 import { sqlText } from './test/support/sql-text.ts';
 import { ignoreKnownUnhandled } from './test/support/known-unhandled.ts';
 import { SANDBOX_PROJECT_VARS } from './test/support/sandbox-vars.ts';
+import { TOOLS_WEBHOOK_SECRET, toolsOutbound } from './test/support/tools-outbound.ts';
 
 export default defineConfig({
   test: {
@@ -91,6 +92,30 @@ export default defineConfig({
           })),
         ],
         test: { name: 'limits', include: ['test/limits/**/*.test.ts'], globalSetup: ['test/support/limits-runner-setup.ts'], testTimeout: 90_000 },
+      },
+      {
+        // Host tools against the real runner: webhook tools on a loopback
+        // double (signed, retried, timed out), client tools answered by the
+        // tests, and the run object restarted mid-call.
+        plugins: [
+          sqlText(),
+          cloudflareTest(({ inject }) => ({
+            wrangler: { configPath: './wrangler.toml' },
+            miniflare: {
+              bindings: {
+                RUNNER_URL: 'http://runner.test',
+                RUNNER_TOKEN: inject('runnerToken'),
+                TOOL_WEBHOOK_ORIGINS: inject('webhookUrl'),
+                TOOL_WEBHOOK_SECRET: TOOLS_WEBHOOK_SECRET,
+                TOOL_TIMEOUT_SECONDS: '2',
+                CLIENT_TOOL_TIMEOUT_SECONDS: '3',
+                MAX_ACTIVE_RUNS: '10000',
+              },
+              outboundService: toolsOutbound(inject('runnerUrl')),
+            },
+          })),
+        ],
+        test: { name: 'tools', include: ['test/tools/**/*.test.ts'], globalSetup: ['test/support/tools-setup.ts'], testTimeout: 60_000 },
       },
       {
         // The deployed path: the real @cloudflare/sandbox Sandbox object (its

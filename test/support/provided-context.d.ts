@@ -7,6 +7,8 @@ declare module 'vitest' {
     runnerToken: string;
     /** Base URL of the container host behind the sandbox project's stand-in for ctx.container. */
     containerHostUrl: string;
+    /** Base URL of the webhook double the tools project's tools call. */
+    webhookUrl: string;
   }
 }
 
