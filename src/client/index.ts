@@ -10,4 +10,5 @@ export type { BackoffOptions } from './backoff.ts';
 export { RunNotFoundError } from './run-record.ts';
 export { applyChunk, emptyTranscript, parseTranscript } from './transcript.ts';
 export type { Transcript, TranscriptItem } from './transcript.ts';
+export { transcriptFromMessages } from './thread-messages.ts';
 export { HARNESS_NAMES } from '../protocol/harness.ts';
