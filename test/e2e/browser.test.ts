@@ -11,7 +11,8 @@ import { CHROMIUM, HAS_CHROMIUM, launchChromium } from './chromium.ts';
 /**
  * The demo page against the real local stack (runner + wrangler dev), in
  * Debian's chromium: start a run, reload mid-run, and check that the page
- * resumes with every text exactly once, as a second tab also shows.
+ * resumes with every text exactly once, as a second tab also shows; then a
+ * conversation of two turns, whole again after a reload.
  */
 if (!HAS_CHROMIUM) console.warn(`test/e2e/browser.test.ts skipped: ${CHROMIUM} is missing (Debian: apt-get install -y chromium).`);
 
@@ -53,6 +54,46 @@ async function shownMessages(page: Page): Promise<ShownMessage[]> {
 
 async function waitForStatus(page: Page, status: string): Promise<void> {
   await page.waitForFunction((want) => document.querySelector<HTMLElement>('#status')?.dataset.status === want, status, { timeout: RUN_DONE_MS });
+}
+
+/**
+ * The page shows all it will: the latest turn has `status`, and no tail is
+ * open (its tail closed after the status frame, or the thread had no active
+ * run, read only from its transcript). The status alone can come from
+ * GET /runs/:id before the tail has rendered the rest.
+ */
+async function waitForSettled(page: Page, status: string): Promise<void> {
+  await waitForStatus(page, status);
+  await page.waitForSelector('#conn:is([data-state="closed"], [data-state="idle"])', { timeout: RUN_DONE_MS });
+}
+
+const shownPrompts = (page: Page) => page.$$eval('.msg.user .msg-text', (nodes) => nodes.map((node) => node.textContent));
+const shownRunId = (page: Page) => page.$eval('#run-id', (node) => node.textContent ?? '');
+
+/** Starts a turn from the composer and returns its run id (the header shows it once POST /runs answered). */
+async function sendPrompt(page: Page, prompt: string, harnessOptions: object): Promise<string> {
+  const before = await shownRunId(page);
+  await page.fill('#prompt', prompt);
+  await page.selectOption('#harness', 'demo');
+  if (!(await page.$eval('#advanced', (node) => (node as HTMLDetailsElement).open))) await page.click('#advanced summary');
+  await page.fill('#harness-options', JSON.stringify(harnessOptions));
+  await page.click('#start');
+  await page.waitForFunction((old) => /^run_[0-9a-f]{32}$/.test(document.querySelector('#run-id')?.textContent ?? '') && document.querySelector('#run-id')?.textContent !== old, before);
+  return shownRunId(page);
+}
+
+/** GET /threads/:id until its last run has been folded into the transcript (the thread has no active run). */
+async function waitThreadIdle(url: string, threadId: string): Promise<{ activeRunId: string | null; runs: RunView[] }> {
+  for (let i = 0; i < 500; i++) {
+    const summary = (await (await fetch(`${url}/threads/${threadId}`)).json()) as { activeRunId: string | null; runs: RunView[] };
+    if (summary.activeRunId === null) return summary;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`thread ${threadId} never settled`);
+}
+
+async function getJsonRecord(url: string, runId: string): Promise<RunView> {
+  return parseRunView(await (await fetch(`${url}/runs/${runId}`)).json());
 }
 
 const shownSeq = (page: Page) => page.$eval('#seq', (node) => Number((node as HTMLElement).dataset.seq));
@@ -100,8 +141,10 @@ describe.skipIf(!HAS_CHROMIUM)('the demo page in a browser', () => {
     await page.click('#advanced summary');
     await page.fill('#harness-options', JSON.stringify(HARNESS_OPTIONS));
     await page.click('#start');
-    await page.waitForURL(/\?run=run_[0-9a-f]{32}$/);
-    const runId = new URL(page.url()).searchParams.get('run')!;
+    // The URL names the conversation; its first run names the thread.
+    await page.waitForURL(/\?thread=run_[0-9a-f]{32}$/);
+    const runId = new URL(page.url()).searchParams.get('thread')!;
+    expect(await shownRunId(page)).toBe(runId);
 
     await page.waitForFunction(() => Number(document.querySelector<HTMLElement>('#seq')?.dataset.seq) > 40, null, { timeout: RUN_DONE_MS });
     await page.reload();
@@ -110,9 +153,7 @@ describe.skipIf(!HAS_CHROMIUM)('the demo page in a browser', () => {
     const midRun = parseRunView(await (await fetch(`${stack.url}/runs/${runId}`)).json());
     expect(midRun.status).toBe('running');
 
-    await waitForStatus(page, 'completed');
-    // The status can come from GET /runs/:id before the tail has rendered the rest: the tail's end is its closed state.
-    await page.waitForSelector('#conn[data-state="closed"]', { timeout: RUN_DONE_MS });
+    await waitForSettled(page, 'completed');
     const truth = await runText(stack.url, runId);
     expect(truth.record.status).toBe('completed');
     expect(truth.messages).toHaveLength(2);
@@ -131,16 +172,70 @@ describe.skipIf(!HAS_CHROMIUM)('the demo page in a browser', () => {
     await page.click('.reasoning summary');
     await page.screenshot({ path: join(ARTIFACTS, 'demo-page.png'), animations: 'disabled' });
 
+    // A link to the run (what the page's URL was before conversations) opens its conversation.
+    await waitThreadIdle(stack.url, runId);
     const second = await browser.newPage();
     await second.emulateMedia({ colorScheme: 'dark' });
     await second.goto(`${stack.url}/?run=${runId}`);
-    await waitForStatus(second, 'completed');
-    await second.waitForSelector('#conn[data-state="closed"]', { timeout: RUN_DONE_MS });
+    await second.waitForURL(`${stack.url}/?thread=${runId}`);
+    await second.waitForSelector('.turn.history');
+    await waitForSettled(second, 'completed');
     expect(await shownMessages(second)).toEqual(truth.messages);
+    expect(await shownPrompts(second)).toEqual([PROMPT]);
     expect(await second.locator('.tool-card').count()).toBe(1);
-    await second.waitForSelector('#conn[data-state="closed"]');
     await second.screenshot({ path: join(ARTIFACTS, 'demo-page-dark.png'), animations: 'disabled' });
     await second.close();
+    await page.close();
+  });
+
+  it('continues the conversation with a follow-up prompt, and shows both turns after a reload', async () => {
+    const options = { chunks: 6, delayMs: 5 };
+    const page = await browser.newPage();
+    await page.goto(`${stack.url}/`);
+    const first = await sendPrompt(page, 'What is a thread', options);
+    await page.waitForURL(`${stack.url}/?thread=${first}`);
+    await waitForSettled(page, 'completed');
+
+    const second = await sendPrompt(page, 'And a follow-up turn', options);
+    expect(second).not.toBe(first);
+    await waitForSettled(page, 'completed');
+    expect(new URL(page.url()).searchParams.get('thread')).toBe(first);
+
+    // The relay's side: one thread, two turns, the second sent with its threadId.
+    const summary = await waitThreadIdle(stack.url, first);
+    expect(summary.runs.map((run) => [run.runId, run.status])).toEqual([
+      [first, 'completed'],
+      [second, 'completed'],
+    ]);
+    expect((await getJsonRecord(stack.url, second)).threadId).toBe(first);
+    const truth = [...(await runText(stack.url, first)).messages, ...(await runText(stack.url, second)).messages];
+    expect(truth).toHaveLength(4);
+    expect(await shownMessages(page)).toEqual(truth);
+    expect(await shownPrompts(page)).toEqual(['What is a thread', 'And a follow-up turn']);
+
+    // After a reload the finished turns come from the thread's transcript: the same texts under the same ids.
+    await page.reload();
+    await page.waitForSelector('.turn.history');
+    await waitForSettled(page, 'completed');
+    expect(await shownPrompts(page)).toEqual(['What is a thread', 'And a follow-up turn']);
+    expect(await shownMessages(page)).toEqual(truth);
+    expect(await page.locator('.tool-card[data-state="done"]').count()).toBe(2);
+    expect(await shownRunId(page)).toBe(second);
+
+    // The next prompt from the reloaded page is the third turn of the same thread.
+    const third = await sendPrompt(page, 'One more', options);
+    await waitForSettled(page, 'completed');
+    expect((await getJsonRecord(stack.url, third)).threadId).toBe(first);
+    expect(await shownPrompts(page)).toEqual(['What is a thread', 'And a follow-up turn', 'One more']);
+
+    // "New conversation" starts a fresh thread.
+    await page.click('#new-conversation');
+    await page.waitForURL(`${stack.url}/`);
+    expect(await page.locator('.msg').count()).toBe(0);
+    const fresh = await sendPrompt(page, 'Another subject', options);
+    await page.waitForURL(`${stack.url}/?thread=${fresh}`);
+    await waitForSettled(page, 'completed');
+    expect(await shownPrompts(page)).toEqual(['Another subject']);
     await page.close();
   });
 });
