@@ -1,16 +1,20 @@
 import { SAFE_HARNESS_DEFAULTS, parseHarnessOptions } from '../../../src/protocol/index.ts';
 import { codexTap } from './cli-events.ts';
+import { BridgedHostTools } from './host-tool-bridge.ts';
 import { pipeSandboxedAgent } from './local-sandbox.ts';
 import type { HarnessContext } from './types.ts';
 
 const DEFAULT_MODEL = 'gpt-5.3-codex';
 
 /**
- * Codex through `@tanstack/ai-codex` (`codex exec --experimental-json`).
- * `codex exec` authenticates with CODEX_API_KEY; when only OPENAI_API_KEY is
- * configured it is handed over under that name, in the CLI's environment only.
- * OPENAI_BASE_URL (e.g. a Cloudflare AI Gateway URL) becomes `openai_base_url`.
+ * Codex gives up on an MCP tool call after `tool_timeout_sec`, 60 s by
+ * default: less than one webhook's retries, and far less than a client tool's
+ * wait. The run object answers every call (its own timeouts are error
+ * results) and RUN_MAX_SECONDS bounds the run, so the CLI's limit must never
+ * be the one that ends a call. (Claude Code's default is 10^8 ms.)
  */
+const HOST_TOOL_TIMEOUT_SEC = 86_400;
+
 /**
  * OPENAI_BASE_URL as `codex exec` takes it: the CLI ignores the variable and
  * follows only `-c openai_base_url="…"`, which the adapter pastes into TOML
@@ -29,18 +33,32 @@ export function codexBaseUrl(raw: string | undefined): string | undefined {
   return url.href.replace(/\/$/, '');
 }
 
+/**
+ * Codex through `@tanstack/ai-codex` (`codex exec --experimental-json`).
+ * `codex exec` authenticates with CODEX_API_KEY; when only OPENAI_API_KEY is
+ * configured it is handed over under that name, in the CLI's environment only.
+ * OPENAI_BASE_URL (e.g. a Cloudflare AI Gateway URL) becomes `openai_base_url`.
+ * The run's host tools reach it through the adapter's MCP bridge
+ * (`mcp_servers.tanstack`, a streamable-HTTP server with a bearer header).
+ */
 export async function runCodex(ctx: HarnessContext): Promise<void> {
   const { request, env } = ctx;
   const options = parseHarnessOptions('codex', request.harnessOptions, { allowUnsafe: true }) ?? {};
-  const { codexText } = await import('@tanstack/ai-codex');
+  const [{ codexText }, { BRIDGED_MCP_SERVER_NAME }] = await Promise.all([import('@tanstack/ai-codex'), import('@tanstack/ai-sandbox')]);
   const apiKey = env.CODEX_API_KEY?.trim() ? undefined : env.OPENAI_API_KEY?.trim();
   const baseUrl = codexBaseUrl(env.OPENAI_BASE_URL);
+  const hostTools = ctx.tools !== undefined && ctx.tools.descriptors.length > 0 ? new BridgedHostTools(ctx.tools) : undefined;
+  const config = {
+    ...(baseUrl !== undefined ? { openai_base_url: `"${baseUrl}"` } : {}),
+    // Set only beside the bridge the adapter configures (`mcp_servers.tanstack.url`): alone it would be a server with no transport.
+    ...(hostTools !== undefined ? { [`mcp_servers.${BRIDGED_MCP_SERVER_NAME}.tool_timeout_sec`]: String(HOST_TOOL_TIMEOUT_SEC) } : {}),
+  };
   const adapter = codexText(request.model ?? DEFAULT_MODEL, {
     ...(apiKey ? { env: { CODEX_API_KEY: apiKey } } : {}),
-    ...(baseUrl !== undefined ? { config: { openai_base_url: `"${baseUrl}"` } } : {}),
+    ...(Object.keys(config).length > 0 ? { config } : {}),
     // Always explicit, never the adapter's default.
     sandboxMode: options.sandboxMode ?? SAFE_HARNESS_DEFAULTS.codex.sandboxMode,
     ...(options.modelReasoningEffort !== undefined ? { modelReasoningEffort: options.modelReasoningEffort } : {}),
   });
-  await pipeSandboxedAgent(ctx, adapter, options.sessionId, codexTap());
+  await pipeSandboxedAgent(ctx, adapter, { sessionId: options.sessionId, tap: codexTap(), ...(hostTools !== undefined ? { hostTools } : {}) });
 }

@@ -2,6 +2,7 @@ import type { chat, ModelMessage } from '@tanstack/ai';
 import type { WorkspaceRequest } from '../../../src/protocol/index.ts';
 import { pipeChatStream } from './chat-stream.ts';
 import { tappedAdapter, type CliEventTap } from './cli-events.ts';
+import type { BridgedHostTools } from './host-tool-bridge.ts';
 import type { HarnessContext } from './types.ts';
 import { workspaceStep } from './workspace-setup.ts';
 
@@ -32,13 +33,20 @@ export async function localSandbox(workspace: string | undefined) {
   );
 }
 
+export interface SandboxedAgentOptions {
+  sessionId: string | undefined;
+  tap: CliEventTap;
+  /** The run's host tools, which the adapter serves to the CLI through its MCP bridge. */
+  hostTools?: BridgedHostTools;
+}
+
 /**
  * Runs a coding-agent adapter with `chat()` in the local sandbox and writes its
  * stream to the runner: the part the CLI harnesses share.
  */
-export async function pipeSandboxedAgent(ctx: HarnessContext, adapter: AgentAdapter, sessionId: string | undefined, tap: CliEventTap): Promise<void> {
+export async function pipeSandboxedAgent(ctx: HarnessContext, adapter: AgentAdapter, { sessionId, tap, hostTools }: SandboxedAgentOptions): Promise<void> {
   const { request } = ctx;
-  const [{ chat }, sandbox] = await Promise.all([import('@tanstack/ai'), localSandbox(ctx.workspace)]);
+  const [{ chat }, sandbox, tools] = await Promise.all([import('@tanstack/ai'), localSandbox(ctx.workspace), hostTools?.stubs()]);
   const agent = () =>
     chat({
       adapter: tappedAdapter(adapter, tap),
@@ -47,14 +55,17 @@ export async function pipeSandboxedAgent(ctx: HarnessContext, adapter: AgentAdap
       runId: request.runId,
       threadId: request.threadId,
       middleware: [sandbox],
+      // The adapters bridge these to the CLI; `chat()` never runs one itself (a CLI turn never ends with `tool_calls`).
+      ...(tools !== undefined && tools.length > 0 ? { tools } : {}),
       ...(sessionId !== undefined ? { modelOptions: { sessionId } } : {}),
     });
   const { workspace } = request;
   const dir = ctx.workspace;
-  if (workspace === undefined || dir === undefined) return pipeChatStream(agent(), ctx);
+  const observed = <C extends { readonly type: unknown }>(stream: AsyncIterable<C>) => (hostTools === undefined ? stream : hostTools.observe(stream));
+  if (workspace === undefined || dir === undefined) return pipeChatStream(observed(agent()), ctx);
   // One stream, so the normalizer puts RUN_STARTED before the workspace step and ends a failed one.
   async function* prepared(spec: WorkspaceRequest, at: string) {
     if (yield* workspaceStep(spec, at, ctx.env)) yield* agent();
   }
-  await pipeChatStream(prepared(workspace, dir), ctx);
+  await pipeChatStream(observed(prepared(workspace, dir)), ctx);
 }

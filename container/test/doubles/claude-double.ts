@@ -23,15 +23,37 @@
  * non-essential traffic off against provider-double.ts: these orderings and
  * fields are what it wrote.
  *
+ * With `--mcp-config` (a file or inline JSON: `{mcpServers: {<name>: {type:
+ * "http", url, headers}}}`, what the adapter writes for its tool bridge) it
+ * does what 2.1.332 did against that bridge: connects to each server before
+ * `system/init` (which lists `mcp_servers` with their status and each tool as
+ * `mcp__<server>__<tool>`), and for a model's call of such a tool sends MCP
+ * `tools/call` with `_meta["claudecode/toolUseId"]`, then writes the `user`
+ * result after the response's `message_stop`: the MCP content blocks, or for
+ * an `isError` result the text as a failed result (`is_error: true`,
+ * `tool_use_result: "Error: …"`), and the run goes on. Without an allow rule
+ * (`--allowedTools mcp__tanstack__x` or `mcp__tanstack`) and outside
+ * bypassPermissions, `-p` refuses the call: `system/permission_denied`, a failed
+ * result "Claude requested permissions to use …, but you haven't granted it
+ * yet.", and the denial in the result's `permission_denials`. (The real CLI
+ * defers MCP tool schemas behind its ToolSearch tool, which a model calls
+ * first; the double's model calls the tool directly. It also adds
+ * `tool_use_meta` / `tool_result_meta`, which the SDK types lack and the
+ * adapter does not read.)
+ *
  * The scenario is picked by the prompt (stdin): `[scenario:tool]` (the default:
  * text, a Bash call, its result, closing text), `[scenario:long N]` (an N-char
  * answer in 20-char deltas), `[scenario:api-error]`, `[scenario:invalid-key]`,
- * `[scenario:rate-limit]`, `[scenario:overloaded]`.
+ * `[scenario:rate-limit]`, `[scenario:overloaded]`, and `[scenario:host-tool
+ * <name> <JSON input>]` (once per call: each a response calling
+ * `mcp__tanstack__<name>`, then closing text quoting every result).
  */
 import { randomUUID } from 'node:crypto';
-import type { SDKMessage } from '@anthropic-ai/claude-agent-sdk';
+import { readFileSync } from 'node:fs';
+import type { SDKMessage, SDKPermissionDenial } from '@anthropic-ai/claude-agent-sdk';
 import type { BetaMessage, BetaUsage } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import { answerText, readStdin, scenarioOf, TOOL_COMMAND, TOOL_OUTPUT } from './scenarios.ts';
+import { McpServers, type HttpMcpServer } from './mcp-servers.ts';
+import { answerText, readStdin, scenarioOf, TOOL_COMMAND, TOOL_OUTPUT, type HostToolScenarioCall } from './scenarios.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
@@ -48,7 +70,9 @@ function fail(message: string): never {
   process.exit(1);
 }
 
+const VERSION = '2.1.332';
 const sessionId = randomUUID();
+const permissionMode = flag('--permission-mode')?.replace(/'/g, '') ?? 'default';
 const model = flag('--model') === 'sonnet' || flag('--model') === undefined ? 'claude-sonnet-4-6' : (flag('--model') as string);
 const started = Date.now();
 const usage: BetaUsage = {
@@ -76,13 +100,13 @@ function init(): void {
     subtype: 'init',
     cwd: process.cwd(),
     session_id: sessionId,
-    tools: ['Bash', 'Edit', 'Read', 'Write'],
-    mcp_servers: [],
+    tools: ['Bash', 'Edit', 'Read', 'Write', ...mcp.statuses.flatMap((server) => server.tools.map((tool) => `mcp__${server.name}__${tool}`))],
+    mcp_servers: mcp.statuses.map(({ name, status }) => ({ name, status, source: 'dynamic' })),
     model,
-    permissionMode: (flag('--permission-mode')?.replace(/'/g, '') ?? 'default') as 'default',
+    permissionMode: permissionMode as 'default',
     slash_commands: [],
     apiKeySource: 'ANTHROPIC_API_KEY',
-    claude_code_version: '2.1.332',
+    claude_code_version: VERSION,
     output_style: 'default',
     agents: [],
     skills: [],
@@ -134,7 +158,7 @@ function textBlock(text: string, size = 20): Block {
   return { type: 'text', text, deltas };
 }
 
-function result(numTurns: number, isError: boolean, text: string, apiErrorStatus: number | null = null): void {
+function result(numTurns: number, isError: boolean, text: string, apiErrorStatus: number | null = null, denials: SDKPermissionDenial[] = []): void {
   emit({
     type: 'result',
     subtype: 'success',
@@ -150,7 +174,7 @@ function result(numTurns: number, isError: boolean, text: string, apiErrorStatus
     total_cost_usd: isError ? 0 : 0.0021,
     usage: isError ? { ...resultUsage, input_tokens: 0, output_tokens: 0 } : resultUsage,
     modelUsage: {},
-    permission_denials: [],
+    permission_denials: denials,
     uuid: randomUUID(),
   });
 }
@@ -177,8 +201,65 @@ function apiFailure(text: string, error: 'authentication_failed' | 'rate_limit' 
   process.exitCode = 1;
 }
 
+/** `--mcp-config`'s http servers: the value is a file (the adapter's, relative to the cwd) or inline JSON. */
+function mcpConfig(): HttpMcpServer[] {
+  const value = flag('--mcp-config')?.replace(/^'|'$/g, '');
+  if (value === undefined) return [];
+  const config = JSON.parse(value.trimStart().startsWith('{') ? value : readFileSync(value, 'utf8')) as { mcpServers?: Record<string, { type?: string; url?: string; headers?: Record<string, string> }> };
+  return Object.entries(config.mcpServers ?? {}).flatMap(([name, server]) => (server.type === 'http' && typeof server.url === 'string' ? [{ name, url: server.url, headers: server.headers ?? {} }] : []));
+}
+
+/** Whether `-p` may run an MCP tool without asking: an allow rule names it or its server, or permissions are bypassed. */
+function allowed(server: string, tool: string): boolean {
+  if (permissionMode === 'bypassPermissions') return true;
+  const rules = (flag('--allowedTools') ?? '').replace(/'/g, '').split(/[\s,]+/);
+  return rules.includes(`mcp__${server}__${tool}`) || rules.includes(`mcp__${server}`) || rules.includes(`mcp__${server}__*`);
+}
+
+function toolResult(toolId: string, content: string | { type: 'text'; text: string }[], isError: boolean, toolUseResult: unknown): void {
+  emit({
+    type: 'user',
+    message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolId, content, ...(isError ? { is_error: true } : {}) }] },
+    parent_tool_use_id: null,
+    tool_use_result: toolUseResult,
+    uuid: randomUUID(),
+    session_id: sessionId,
+    timestamp: new Date().toISOString(),
+  });
+}
+
+/** One model response calling `mcp__tanstack__<name>`, the call, and its result line; returns what the model read. */
+async function hostToolCall({ name, input }: HostToolScenarioCall, first: boolean, denials: SDKPermissionDenial[]): Promise<string> {
+  const toolId = `toolu_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+  const server = 'tanstack';
+  const toolName = `mcp__${server}__${name}`;
+  const json = JSON.stringify(input);
+  response([...(first ? [textBlock(`I will call ${name}.`)] : []), { type: 'tool_use', id: toolId, name: toolName, input, deltas: [json] }], 'tool_use');
+  if (!mcp.has(server, name)) {
+    const text = `<tool_use_error>Error: No such tool available: ${toolName}</tool_use_error>`;
+    toolResult(toolId, text, true, `Error: ${text}`);
+    return `${name} failed: ${text}`;
+  }
+  if (!allowed(server, name)) {
+    const message = `Claude requested permissions to use ${toolName}, but you haven't granted it yet.`;
+    emit({ type: 'system', subtype: 'permission_denied', tool_name: toolName, tool_use_id: toolId, message, uuid: randomUUID(), session_id: sessionId });
+    toolResult(toolId, message, true, `Error: ${message}`);
+    denials.push({ tool_name: toolName, tool_use_id: toolId, tool_input: input });
+    return `${name} failed: ${message}`;
+  }
+  const outcome = await mcp.call(server, name, input, { 'claudecode/toolUseId': toolId });
+  if (outcome.isError) {
+    toolResult(toolId, outcome.text, true, `Error: ${outcome.text}`);
+    return `${name} failed: ${outcome.text}`;
+  }
+  toolResult(toolId, outcome.content, false, outcome.content);
+  return `${name} answered: ${outcome.text}`;
+}
+
 const prompt = await readStdin();
 const scenario = scenarioOf(prompt);
+// The real CLI connects to its MCP servers before `system/init`, which reports them.
+const mcp = await McpServers.connect(mcpConfig(), { name: 'claude-code', version: VERSION });
 init();
 switch (scenario.kind) {
   case 'tool': {
@@ -222,4 +303,14 @@ switch (scenario.kind) {
     // The real CLI names the gateway it was pointed at; the double names none.
     apiFailure('API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment.', 'server_error', 529);
     break;
+  case 'host-tool': {
+    const denials: SDKPermissionDenial[] = [];
+    const said: string[] = [];
+    for (const [at, call] of scenario.calls.entries()) said.push(await hostToolCall(call, at === 0, denials));
+    const closing = said.join(' ');
+    response([textBlock(closing)], 'end_turn');
+    result(scenario.calls.length + 1, false, closing, null, denials);
+    break;
+  }
 }
+await mcp.close();

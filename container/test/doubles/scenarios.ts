@@ -11,7 +11,17 @@ export type Scenario =
   | { kind: 'rate-limit' }
   | { kind: 'overloaded' }
   /** Codex only: a transient "Reconnecting... 1/5" notice, then the normal run. */
-  | { kind: 'reconnect' };
+  | { kind: 'reconnect' }
+  /** The CLI doubles: the model calls the run's host tools through the adapter's MCP bridge, in order. */
+  | { kind: 'host-tool'; calls: HostToolScenarioCall[] };
+
+export interface HostToolScenarioCall {
+  name: string;
+  input: Record<string, unknown>;
+}
+
+/** `[scenario:host-tool <name> <JSON object>]`, once per call (the object may not hold `}]`). */
+const HOST_TOOL_TAG = /\[scenario:host-tool ([A-Za-z][A-Za-z0-9_-]*) (\{.*?\})\]/g;
 
 export const TOOL_COMMAND = 'ls';
 export const TOOL_OUTPUT = 'README.md\npackage.json\n';
@@ -19,6 +29,8 @@ export const TOOL_OUTPUT = 'README.md\npackage.json\n';
 export const DELTA_CHARS = 20;
 
 export function scenarioOf(prompt: string): Scenario {
+  const calls = [...prompt.matchAll(HOST_TOOL_TAG)].map(([, name, json]) => ({ name: name!, input: JSON.parse(json!) as Record<string, unknown> }));
+  if (calls.length > 0) return { kind: 'host-tool', calls };
   const match = /\[scenario:([a-z-]+)(?: (\d+))?\]/.exec(prompt);
   switch (match?.[1]) {
     case 'long':
