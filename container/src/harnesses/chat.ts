@@ -2,6 +2,7 @@ import type { ModelMessage } from '@tanstack/ai';
 import { parseHarnessOptions, resolveChatProvider } from '../../../src/protocol/index.ts';
 import { checkHarness } from '../availability.ts';
 import { pipeChatStream } from './chat-stream.ts';
+import { hostChatTools } from './chat-tools.ts';
 import type { HarnessContext } from './types.ts';
 
 const DEFAULT_MODELS = { anthropic: 'claude-sonnet-4-6', openai: 'gpt-5.1' } as const;
@@ -9,6 +10,7 @@ const DEFAULT_MODELS = { anthropic: 'claude-sonnet-4-6', openai: 'gpt-5.1' } as 
 /**
  * A plain `chat()` loop against the Anthropic or OpenAI API, no sandbox. The
  * provider adapters read ANTHROPIC_API_KEY / OPENAI_API_KEY from the environment.
+ * The run's host tools are its only tools: the relay executes each call.
  */
 export async function runChat(ctx: HarnessContext): Promise<void> {
   const { request, env } = ctx;
@@ -26,6 +28,7 @@ export async function runChat(ctx: HarnessContext): Promise<void> {
     runId: request.runId,
     threadId: request.threadId,
     ...(options.systemPrompt !== undefined ? { systemPrompts: [options.systemPrompt] } : {}),
+    ...(ctx.tools !== undefined ? { tools: hostChatTools(ctx.tools) } : {}),
   });
   await pipeChatStream(stream, ctx);
 }

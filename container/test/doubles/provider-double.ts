@@ -11,13 +11,16 @@
  * and a tool call (a second request, carrying the tool result, gets the closing
  * text), `long` a long answer in 20-char deltas, `api-error` a mid-stream error
  * event after some text, `invalid-key` 401, `rate-limit` 429, `overloaded`
- * Anthropic's 529 / OpenAI's 503.
+ * Anthropic's 529 / OpenAI's 503. `host-tool` calls the run's own tools the
+ * request advertises, one per model turn in the prompt's order, then answers
+ * `hostToolAnswer` of their results (a tool the request does not offer is
+ * answered with text saying so, and no call).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
 import type { Response as OpenAiResponse, ResponseStreamEvent } from 'openai/resources/responses/responses';
-import { answerText, DELTA_CHARS, scenarioOf, type Scenario } from './scenarios.ts';
+import { answerText, DELTA_CHARS, scenarioOf, type HostToolScenarioCall, type Scenario } from './scenarios.ts';
 
 export const TOOL_NAME = 'list_files';
 
@@ -29,15 +32,54 @@ export interface ProviderDouble {
   close(): Promise<void>;
 }
 
-type Body = { messages?: { role: string; content: unknown }[]; input?: unknown; model?: string };
+type Body = { messages?: { role: string; content: unknown }[]; input?: unknown; model?: string; tools?: unknown };
+type Item = { role?: string; type?: string; content?: unknown; output?: unknown };
 
-function lastUserText(body: Body): string {
-  const items = Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? (body.input as { role?: string; content?: unknown }[]) : [];
-  const user = [...items].reverse().find((item) => item.role === 'user');
-  const content = user?.content;
+function items(body: Body): Item[] {
+  return Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? (body.input as Item[]) : [];
+}
+
+function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) return content.map((part: { text?: unknown }) => (typeof part.text === 'string' ? part.text : '')).join(' ');
   return '';
+}
+
+/** The prompt: the last user message with text (Anthropic sends a tool's result as a user message of its own). */
+function lastUserText(body: Body): string {
+  for (const item of [...items(body)].reverse()) {
+    const text = item.role === 'user' ? textOf(item.content) : '';
+    if (text.trim() !== '') return text;
+  }
+  return '';
+}
+
+/** The tools' results the conversation carries, in order: Anthropic `tool_result` blocks, OpenAI `function_call_output` items. */
+function toolResults(body: Body): string[] {
+  return items(body).flatMap((item) => {
+    if (item.type === 'function_call_output') return [textOf(item.output)];
+    if (!Array.isArray(item.content)) return [];
+    return (item.content as { type?: string; content?: unknown }[]).filter((block) => block.type === 'tool_result').map((block) => textOf(block.content));
+  });
+}
+
+/** Names of the tools the request offers the model (both APIs put `name` at the top of each). */
+function offeredTools(body: Body): string[] {
+  return Array.isArray(body.tools) ? body.tools.flatMap((tool: { name?: unknown }) => (typeof tool.name === 'string' ? [tool.name] : [])) : [];
+}
+
+/** The closing text of a host-tool run: each result as the model got it, so a test sees the tools' outputs reached it. */
+export function hostToolAnswer(results: readonly string[]): string {
+  return `The tools answered: ${results.join(' | ')}`;
+}
+
+/** What the model does next in a host-tool run: the next call, or text once every call has its result. */
+function hostToolStep(body: Body, calls: readonly HostToolScenarioCall[]): { index: number; call: HostToolScenarioCall } | { text: string } {
+  const results = toolResults(body);
+  if (results.length >= calls.length) return { text: hostToolAnswer(results) };
+  const call = calls[results.length]!;
+  if (!offeredTools(body).includes(call.name)) return { text: `No tool named ${call.name} was offered.` };
+  return { index: results.length, call };
 }
 
 /** The conversation already carries a tool result: this is the turn after the tool ran. */
@@ -81,6 +123,12 @@ function anthropic(res: ServerResponse, body: Body, scenario: Scenario, key: str
     events.push({ type: 'content_block_stop', index });
   };
   let stop: 'end_turn' | 'tool_use' = 'end_turn';
+  const toolUse = (id: string, name: string, input: string) => {
+    events.push({ type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id, name, input: {}, caller: { type: 'direct' } } });
+    for (const partial_json of [input.slice(0, 5), input.slice(5)].filter((piece) => piece !== '')) events.push({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json } });
+    events.push({ type: 'content_block_stop', index: 1 });
+    stop = 'tool_use';
+  };
   if (scenario.kind === 'api-error') {
     events.push({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '', citations: null } });
     events.push({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Let me think' } });
@@ -91,14 +139,17 @@ function anthropic(res: ServerResponse, body: Body, scenario: Scenario, key: str
     return;
   }
   if (scenario.kind === 'long') text(0, answerText(prompt, scenario.chars));
-  else if (afterTool(body)) text(0, answerText(prompt));
+  else if (scenario.kind === 'host-tool') {
+    const step = hostToolStep(body, scenario.calls);
+    if ('text' in step) text(0, step.text);
+    else {
+      text(0, `I will call ${step.call.name}.`);
+      toolUse(`toolu_double_host_${step.index}`, step.call.name, JSON.stringify(step.call.input));
+    }
+  } else if (afterTool(body)) text(0, answerText(prompt));
   else {
     text(0, 'I will list the files.');
-    const input = JSON.stringify({ path: '.' });
-    events.push({ type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_double_1', name: TOOL_NAME, input: {}, caller: { type: 'direct' } } });
-    for (const partial_json of [input.slice(0, 5), input.slice(5)]) events.push({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json } });
-    events.push({ type: 'content_block_stop', index: 1 });
-    stop = 'tool_use';
+    toolUse('toolu_double_1', TOOL_NAME, JSON.stringify({ path: '.' }));
   }
   events.push({
     type: 'message_delta',
@@ -159,18 +210,27 @@ function openai(res: ServerResponse, body: Body, scenario: Scenario, key: string
     return sse(res, events);
   }
   const output: OpenAiResponse['output'] = [];
-  if (scenario.kind === 'long') output.push(message(answerText(prompt, scenario.chars)));
-  else if (afterTool(body)) output.push(message(answerText(prompt)));
-  else {
-    output.push(message('I will list the files.'));
-    const args = JSON.stringify({ path: '.' });
-    const call = { id: 'fc_double_1', type: 'function_call' as const, call_id: 'call_double_1', name: TOOL_NAME, arguments: '', status: 'in_progress' as const };
+  const functionCall = (suffix: string, name: string, args: string) => {
+    const call = { id: `fc_double_${suffix}`, type: 'function_call' as const, call_id: `call_double_${suffix}`, name, arguments: '', status: 'in_progress' as const };
     events.push({ type: 'response.output_item.added', sequence_number: seq++, output_index: 1, item: call });
-    for (const delta of [args.slice(0, 5), args.slice(5)]) events.push({ type: 'response.function_call_arguments.delta', sequence_number: seq++, output_index: 1, item_id: call.id, delta });
-    events.push({ type: 'response.function_call_arguments.done', sequence_number: seq++, output_index: 1, item_id: call.id, name: TOOL_NAME, arguments: args });
+    for (const delta of [args.slice(0, 5), args.slice(5)].filter((piece) => piece !== '')) events.push({ type: 'response.function_call_arguments.delta', sequence_number: seq++, output_index: 1, item_id: call.id, delta });
+    events.push({ type: 'response.function_call_arguments.done', sequence_number: seq++, output_index: 1, item_id: call.id, name, arguments: args });
     const done = { ...call, arguments: args, status: 'completed' as const };
     events.push({ type: 'response.output_item.done', sequence_number: seq++, output_index: 1, item: done });
     output.push(done);
+  };
+  if (scenario.kind === 'long') output.push(message(answerText(prompt, scenario.chars)));
+  else if (scenario.kind === 'host-tool') {
+    const step = hostToolStep(body, scenario.calls);
+    if ('text' in step) output.push(message(step.text));
+    else {
+      output.push(message(`I will call ${step.call.name}.`));
+      functionCall(`host_${step.index}`, step.call.name, JSON.stringify(step.call.input));
+    }
+  } else if (afterTool(body)) output.push(message(answerText(prompt)));
+  else {
+    output.push(message('I will list the files.'));
+    functionCall('1', TOOL_NAME, JSON.stringify({ path: '.' }));
   }
   const usage = { input_tokens: 30, input_tokens_details: { cached_tokens: 10, cache_write_tokens: 0 }, output_tokens: 45, output_tokens_details: { reasoning_tokens: 5 }, total_tokens: 75 };
   events.push({ type: 'response.completed', sequence_number: seq++, response: response('completed', output, { usage }) });
