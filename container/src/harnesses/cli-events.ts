@@ -12,6 +12,11 @@ import type { WireChunk } from '../chunk-writer.ts';
  *   ("Reconnecting... 1/5 …") and recovers; the adapter makes every `error` a
  *   `RUN_ERROR`, and `chat()` stops at the first one. Such a notice is dropped:
  *   a real failure still ends the turn with `turn.failed` (or a final `error`).
+ * - Codex numbers its items per process (`item_0`, `item_1`, …) and the
+ *   adapter uses them as tool call ids, so every turn of a thread reuses them.
+ *   A tool call id pairs a call with its result in the thread's transcript
+ *   and is a host tool call's webhook Idempotency-Key: the run id is put in
+ *   front of it.
  */
 export interface CliEventTap {
   /** Each raw CLI event, as the adapter logs it before translating. */
@@ -47,11 +52,12 @@ export function claudeCodeTap(): CliEventTap {
 /** Codex's retry notice: `Reconnecting... <attempt>/<max>` (codex-rs `StreamError`). */
 const CODEX_RETRY_NOTICE = /^Reconnecting\.\.\.\s*\d+\/\d+/;
 
-export function codexTap(): CliEventTap {
+export function codexTap(runId: string): CliEventTap {
   return {
     onEvent() {},
     transform(chunk) {
       if (chunk.type === 'RUN_ERROR' && typeof chunk.message === 'string' && CODEX_RETRY_NOTICE.test(chunk.message)) return null;
+      if (typeof chunk.toolCallId === 'string') return { ...chunk, toolCallId: `${runId}-${chunk.toolCallId}` };
       return chunk;
     },
   };

@@ -16,6 +16,17 @@ const DEFAULT_MODEL = 'gpt-5.3-codex';
 const HOST_TOOL_TIMEOUT_SEC = 86_400;
 
 /**
+ * The bridged server's settings beside the URL and bearer header the adapter
+ * gives it. Under `approval_policy = "never"` (the adapter's default) codex
+ * 0.171.0 fails every MCP call ("MCP tool call requires approval, but
+ * approval policy is never") unless the server's tools are approved: the app
+ * gave the run these tools, so they need no prompt.
+ */
+function bridgedServerConfig(server: string): Record<string, string> {
+  return { [`mcp_servers.${server}.default_tools_approval_mode`]: '"approve"', [`mcp_servers.${server}.tool_timeout_sec`]: String(HOST_TOOL_TIMEOUT_SEC) };
+}
+
+/**
  * OPENAI_BASE_URL as `codex exec` takes it: the CLI ignores the variable and
  * follows only `-c openai_base_url="…"`, which the adapter pastes into TOML
  * unescaped. So only a parsed http(s) URL goes in, and none that holds a quote
@@ -51,7 +62,7 @@ export async function runCodex(ctx: HarnessContext): Promise<void> {
   const config = {
     ...(baseUrl !== undefined ? { openai_base_url: `"${baseUrl}"` } : {}),
     // Set only beside the bridge the adapter configures (`mcp_servers.tanstack.url`): alone it would be a server with no transport.
-    ...(hostTools !== undefined ? { [`mcp_servers.${BRIDGED_MCP_SERVER_NAME}.tool_timeout_sec`]: String(HOST_TOOL_TIMEOUT_SEC) } : {}),
+    ...(hostTools !== undefined ? bridgedServerConfig(BRIDGED_MCP_SERVER_NAME) : {}),
   };
   const adapter = codexText(request.model ?? DEFAULT_MODEL, {
     ...(apiKey ? { env: { CODEX_API_KEY: apiKey } } : {}),
@@ -60,5 +71,5 @@ export async function runCodex(ctx: HarnessContext): Promise<void> {
     sandboxMode: options.sandboxMode ?? SAFE_HARNESS_DEFAULTS.codex.sandboxMode,
     ...(options.modelReasoningEffort !== undefined ? { modelReasoningEffort: options.modelReasoningEffort } : {}),
   });
-  await pipeSandboxedAgent(ctx, adapter, { sessionId: options.sessionId, tap: codexTap(), ...(hostTools !== undefined ? { hostTools } : {}) });
+  await pipeSandboxedAgent(ctx, adapter, { sessionId: options.sessionId, tap: codexTap(request.runId), ...(hostTools !== undefined ? { hostTools } : {}) });
 }

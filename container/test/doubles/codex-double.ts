@@ -21,10 +21,26 @@
  *
  * Scenarios as in scenarios.ts, plus `[scenario:reconnect]`: the WebSocket
  * fallback's notices, then a normal run.
+ *
+ * MCP servers come as the adapter gives its tool bridge: `--config
+ * mcp_servers.<name>.url="…"` and `http_headers={ "Authorization" = "Bearer
+ * …" }`. As 0.171.0 did against that bridge (recorded inside `unshare -n`),
+ * the double connects at startup and, for `[scenario:host-tool <name> <JSON
+ * input>]`, writes an `mcp_tool_call` item (`item.started` in_progress, then
+ * `item.completed`), calling the tool over MCP with `_meta.callId`: its
+ * `result` content and `completed`, an `isError` result's content and
+ * `failed`. Under `approval_policy="never"` the call is made only if the
+ * server's `default_tools_approval_mode` is `"approve"`; otherwise the item
+ * fails with "MCP tool call requires approval, but approval policy is never"
+ * and no request is sent. A tool the CLI does not have writes no item at all
+ * (the model reads "unsupported call: mcp__<server>__<name>"). The real CLI
+ * writes `result: null` / `error: null` where the adapter's types make them
+ * optional; the double leaves them out.
  */
 import { randomUUID } from 'node:crypto';
 import type { CodexThreadEvent } from '@tanstack/ai-codex';
-import { answerText, readStdin, scenarioOf, TOOL_COMMAND, TOOL_OUTPUT } from './scenarios.ts';
+import { McpServers, type HttpMcpServer } from './mcp-servers.ts';
+import { answerText, readStdin, scenarioOf, TOOL_COMMAND, TOOL_OUTPUT, type HostToolScenarioCall } from './scenarios.ts';
 
 const args = process.argv.slice(2);
 if (args[0] !== 'exec' || !args.includes('--experimental-json')) {
@@ -55,10 +71,55 @@ function configuredBaseUrl(): string | undefined {
   return undefined;
 }
 
+/** Every `--config key=value`, the value as TOML text. */
+function configValues(): Map<string, string> {
+  const values = new Map<string, string>();
+  for (let i = 0; i < args.length - 1; i++) {
+    const match = args[i] === '--config' ? /^([^=]+)=(.*)$/s.exec(args[i + 1]!) : null;
+    if (match) values.set(match[1]!.trim(), match[2]!.trim());
+  }
+  return values;
+}
+
+const config = configValues();
+const tomlString = (value: string | undefined) => /^"(.*)"$/s.exec(value ?? '')?.[1];
+
+/** `mcp_servers.<name>.url` with its `http_headers` inline table: the streamable-HTTP servers. */
+function mcpConfig(): HttpMcpServer[] {
+  const servers: HttpMcpServer[] = [];
+  for (const [key, value] of config) {
+    const name = /^mcp_servers\.([^.]+)\.url$/.exec(key)?.[1];
+    const url = tomlString(value);
+    if (name === undefined || url === undefined) continue;
+    const headers: Record<string, string> = {};
+    for (const [, header, text] of (config.get(`mcp_servers.${name}.http_headers`) ?? '').matchAll(/"([^"]+)"\s*=\s*"([^"]*)"/g)) headers[header!] = text!;
+    servers.push({ name, url, headers });
+  }
+  return servers;
+}
+
+/** One `mcp_tool_call` item, the call made over MCP when it may be; returns what the model read. */
+async function mcpToolCall({ name, input }: HostToolScenarioCall): Promise<string> {
+  const server = 'tanstack';
+  if (!mcp.has(server, name)) return `${name} failed: unsupported call: mcp__${server}__${name}`;
+  const base = { id: nextId(), type: 'mcp_tool_call' as const, server, tool: name, arguments: input };
+  emit({ type: 'item.started', item: { ...base, status: 'in_progress' } });
+  const policy = tomlString(config.get('approval_policy')) ?? 'on-request';
+  if (tomlString(config.get(`mcp_servers.${server}.default_tools_approval_mode`)) !== 'approve') {
+    const message = `MCP tool call requires approval, but approval policy is ${policy}`;
+    emit({ type: 'item.completed', item: { ...base, error: { message }, status: 'failed' } });
+    return `${name} failed: ${message}`;
+  }
+  const outcome = await mcp.call(server, name, input, { callId: `call_${randomUUID().replace(/-/g, '').slice(0, 24)}` });
+  emit({ type: 'item.completed', item: { ...base, result: { content: outcome.content, structured_content: null }, status: outcome.isError ? 'failed' : 'completed' } });
+  return `${name} ${outcome.isError ? 'failed' : 'answered'}: ${outcome.text}`;
+}
+
 const BASE_URL_SHOWN = 'https://api.openai.com/v1';
 
 const prompt = await readStdin();
 const scenario = scenarioOf(prompt);
+const mcp = await McpServers.connect(mcpConfig(), { name: 'codex-mcp-client', version: '0.171.0' });
 emit({ type: 'thread.started', thread_id: randomUUID() });
 emit({ type: 'turn.started' });
 // With a base URL the turn's model call goes there, authenticated with CODEX_API_KEY, as the real CLI's does.
@@ -125,4 +186,12 @@ switch (scenario.kind) {
   case 'overloaded':
     failTurn('exceeded retry limit, last status: 503 Service Unavailable');
     break;
+  case 'host-tool': {
+    const said: string[] = [];
+    for (const call of scenario.calls) said.push(await mcpToolCall(call));
+    emit({ type: 'item.completed', item: { id: nextId(), type: 'agent_message', text: said.join(' ') } });
+    emit({ type: 'turn.completed', usage: { input_tokens: 120, cached_input_tokens: 0, output_tokens: 30, reasoning_output_tokens: 0 } });
+    break;
+  }
 }
+await mcp.close();

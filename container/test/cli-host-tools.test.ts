@@ -4,22 +4,24 @@ import { delimiter, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HOST_TOOL_CALL_EVENT, type RunnerRunRequest, type ToolDescriptor, type ToolOutcome } from '../../src/protocol/index.ts';
+import { HOST_TOOL_CALL_EVENT, type HarnessName, type RunnerRunRequest, type ToolDescriptor, type ToolOutcome } from '../../src/protocol/index.ts';
 import { agUiProblems } from '../../test/support/ag-ui-check.ts';
 import { ChunkWriter } from '../src/chunk-writer.ts';
 import { runClaudeCode } from '../src/harnesses/claude-code.ts';
+import { runCodex } from '../src/harnesses/codex.ts';
+import type { Harness } from '../src/harnesses/types.ts';
 import { HostTools } from '../src/host-tools.ts';
 import { createRedactor } from '../src/redact.ts';
 import { textOf } from './doubles/harness-run.ts';
 import { runId, type Chunk } from './helpers.ts';
 
 /**
- * Host tools in the claude-code harness, run in this process with the Claude
- * Code 2.1.x double (doubles/claude-double.ts) as `claude` on PATH: the
- * real `@tanstack/ai-claude-code` adapter serves the run's tools through its
- * MCP bridge, the double connects to it with `@modelcontextprotocol/sdk`'s
- * client and calls the tool, and the test answers the request chunk as the
- * run object would (`HostTools.resolve`).
+ * Host tools in the CLI harnesses, run in this process with the CLI doubles
+ * on PATH (doubles/claude-double.ts for Claude Code 2.1.x, codex-double.ts
+ * for codex 0.171.0): the real `@tanstack/ai-claude-code` / `-codex` adapter
+ * serves the run's tools through its MCP bridge, the double connects to it
+ * with `@modelcontextprotocol/sdk`'s client and calls the tool, and the test
+ * answers the request chunk as the run object would (`HostTools.resolve`).
  */
 const DOUBLES = fileURLToPath(new URL('./doubles/bin', import.meta.url));
 const TOOLS: ToolDescriptor[] = [
@@ -50,9 +52,9 @@ interface Request {
  * One claude-code run; `answer` is called for each host tool request chunk
  * (after the test saw it in the stream) and returns the outcome to give.
  */
-async function run(prompt: string, answer: (request: Request, id: string) => ToolOutcome | Promise<ToolOutcome>): Promise<{ id: string; chunks: Chunk[] }> {
-  const id = runId('claude_host');
-  const request: RunnerRunRequest = { runId: id, threadId: 'thread_1', tenant: null, harness: 'claude-code', messages: [{ role: 'user', content: prompt }], tools: TOOLS };
+async function run(harness: keyof typeof HARNESSES, prompt: string, answer: (request: Request, id: string) => ToolOutcome | Promise<ToolOutcome>): Promise<{ id: string; chunks: Chunk[] }> {
+  const id = runId(`${harness}_host`.replace('-', '_'));
+  const request: RunnerRunRequest = { runId: id, threadId: 'thread_1', tenant: null, harness, messages: [{ role: 'user', content: prompt }], tools: TOOLS };
   const out = new PassThrough();
   const redact = createRedactor({});
   const writer = new ChunkWriter(out, redact);
@@ -74,11 +76,13 @@ async function run(prompt: string, answer: (request: Request, id: string) => Too
       }
     }
   });
-  await runClaudeCode({ request, workspace, writer, env: process.env, redact, tools });
+  await HARNESSES[harness]({ request, workspace, writer, env: process.env, redact, tools });
   await writer.close();
   await Promise.all(answered);
   return { id, chunks };
 }
+
+const HARNESSES: Record<Extract<HarnessName, 'claude-code' | 'codex'>, Harness> = { 'claude-code': runClaudeCode, codex: runCodex };
 
 const ofType = (chunks: readonly Chunk[], type: string) => chunks.filter((chunk) => chunk.type === type);
 const requests = (chunks: readonly Chunk[]) => chunks.filter((chunk) => chunk.type === 'CUSTOM' && chunk.name === HOST_TOOL_CALL_EVENT).map((chunk) => chunk.value as Request);
@@ -96,16 +100,25 @@ function listeners(port: number): string[] {
   );
 }
 
-describe('claude-code host tools through the adapter MCP bridge (Claude Code 2.1.x double)', () => {
+/** What each double's model does and says around a call, and the id its CLI gives it. */
+const CLI = {
+  'claude-code': { intro: (name: string) => `I will call ${name}.`, id: (_runId: string) => /^toolu_[0-9a-f]{24}$/ },
+  // Codex numbers items per process; the harness puts the run id in front, so a thread's turns never share one.
+  codex: { intro: (_name: string) => '', id: (runId: string) => new RegExp(`^${runId}-item_\\d+$`) },
+} as const;
+
+describe.each(['claude-code', 'codex'] as const)('%s host tools through the adapter MCP bridge (CLI double)', (harness) => {
+  const cli = CLI[harness];
+
   it('runs a host tool call as one call: TOOL_CALL_START/ARGS/END, the request chunk and TOOL_CALL_RESULT share the model id', async () => {
-    const { chunks } = await run('weather please [scenario:host-tool lookup {"city":"Paris"}]', () => ({ output: { temp: 21, sky: 'clear' } }));
+    const { id, chunks } = await run(harness, 'weather please [scenario:host-tool lookup {"city":"Paris"}]', () => ({ output: { temp: 21, sky: 'clear' } }));
     expect(await agUiProblems(chunks)).toEqual([]);
     const start = ofType(chunks, 'TOOL_CALL_START');
     expect(start).toHaveLength(1);
     // The adapter strips the bridge's `mcp__tanstack__` prefix: the name the app registered.
     expect(start[0]).toMatchObject({ toolCallName: 'lookup' });
     const toolCallId = start[0]!.toolCallId as string;
-    expect(toolCallId).toMatch(/^toolu_/);
+    expect(toolCallId).toMatch(cli.id(id));
     expect(ofType(chunks, 'TOOL_CALL_ARGS').map((chunk) => chunk.toolCallId)).toEqual([toolCallId]);
     expect(JSON.parse(ofType(chunks, 'TOOL_CALL_ARGS').map((chunk) => chunk.delta).join(''))).toEqual({ city: 'Paris' });
     expect(requests(chunks)).toEqual([{ toolCallId, toolName: 'lookup', input: { city: 'Paris' } }]);
@@ -118,12 +131,12 @@ describe('claude-code host tools through the adapter MCP bridge (Claude Code 2.1
     expect(results[0]).toMatchObject({ toolCallId });
     expect(JSON.parse(results[0]!.content as string)).toEqual({ temp: 21, sky: 'clear' });
     expect(at((chunk) => chunk.type === 'TOOL_CALL_RESULT')).toBeGreaterThan(requestAt);
-    expect(textOf(chunks)).toBe('I will call lookup.lookup answered: {"temp":21,"sky":"clear"}');
+    expect(textOf(chunks)).toBe(`${cli.intro('lookup')}lookup answered: {"temp":21,"sky":"clear"}`);
     expect(chunks.at(-1)).toMatchObject({ type: 'RUN_FINISHED' });
   });
 
   it('gives an error outcome to the model as a failed tool result, and the run goes on', async () => {
-    const { chunks } = await run('[scenario:host-tool lookup {"city":"Atlantis"}]', () => ({ error: 'no such city' }));
+    const { chunks } = await run(harness, '[scenario:host-tool lookup {"city":"Atlantis"}]', () => ({ error: 'no such city' }));
     expect(await agUiProblems(chunks)).toEqual([]);
     const [request] = requests(chunks);
     const [result] = ofType(chunks, 'TOOL_CALL_RESULT');
@@ -134,7 +147,7 @@ describe('claude-code host tools through the adapter MCP bridge (Claude Code 2.1
   });
 
   it('keeps two calls apart, each with its own id, in the order the model made them', async () => {
-    const { chunks } = await run('[scenario:host-tool lookup {"city":"Oslo"}] [scenario:host-tool convert {"celsius":-3}]', (request) =>
+    const { chunks } = await run(harness, '[scenario:host-tool lookup {"city":"Oslo"}] [scenario:host-tool convert {"celsius":-3}]', (request) =>
       request.toolName === 'lookup' ? { output: { celsius: -3 } } : { output: '26.6 F' },
     );
     expect(await agUiProblems(chunks)).toEqual([]);
@@ -149,12 +162,13 @@ describe('claude-code host tools through the adapter MCP bridge (Claude Code 2.1
       [starts[0]!.toolCallId, '{"celsius":-3}'],
       [starts[1]!.toolCallId, '26.6 F'],
     ]);
-    expect(textOf(chunks)).toBe('I will call lookup.lookup answered: {"celsius":-3} convert answered: 26.6 F');
+    expect(textOf(chunks)).toBe(`${cli.intro('lookup')}lookup answered: {"celsius":-3} convert answered: 26.6 F`);
   });
 
-  it('serves the bridge on loopback only, and refuses a request without its bearer token', async () => {
+  // The MCP config file is Claude Code's (`--mcp-config`); both adapters provision the same bridge.
+  it.runIf(harness === 'claude-code')('serves the bridge on loopback only, and refuses a request without its bearer token', async () => {
     let probed: { url: URL; listening: string[]; statuses: number[] } | undefined;
-    const { chunks } = await run('[scenario:host-tool lookup {"city":"Rome"}]', async (_request, id) => {
+    const { chunks } = await run(harness, '[scenario:host-tool lookup {"city":"Rome"}]', async (_request, id) => {
       // While the call waits for its answer the adapter's MCP config is in the workspace: the URL and token the CLI got.
       const file = readdirSync(workspace).find((name) => name === `.tanstack-mcp-bridge-${id}.json`);
       expect(file).toBeDefined();
