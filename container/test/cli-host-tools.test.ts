@@ -13,7 +13,7 @@ import type { Harness } from '../src/harnesses/types.ts';
 import { HostTools } from '../src/host-tools.ts';
 import { createRedactor } from '../src/redact.ts';
 import { textOf } from './doubles/harness-run.ts';
-import { runId, type Chunk } from './helpers.ts';
+import { cleanEnv, json, runBody, runId, startTestRunner, stream, type Chunk, type TestRunner } from './helpers.ts';
 
 /**
  * Host tools in the CLI harnesses, run in this process with the CLI doubles
@@ -192,5 +192,44 @@ describe.each(['claude-code', 'codex'] as const)('%s host tools through the adap
     expect(textOf(chunks)).toContain('lookup answered: sunny');
     // The config file with the token is gone once the run is over.
     expect(readdirSync(workspace).filter((name) => name.startsWith('.tanstack-mcp-bridge-'))).toEqual([]);
+  });
+});
+
+/** The same calls through the runner: the harness in its own process, the answer by `POST /runs/:runId/tool-results`, as the run object sends it. */
+describe.each(['claude-code', 'codex'] as const)('%s host tools through the runner', (harness) => {
+  let runner: TestRunner;
+  let root: string;
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'relay-cli-host-tools-runner-'));
+    // The doubles take any key; the runner only asks that the harness has one.
+    const keys = { ANTHROPIC_API_KEY: 'sk-ant-api03-dummy-double-key-0123456789abcdef', OPENAI_API_KEY: 'sk-proj-dummy-double-key-0123456789abcdef' };
+    runner = await startTestRunner({ env: cleanEnv({ ...keys, PATH: `${DOUBLES}${delimiter}${path ?? ''}`, RUNNER_WORKSPACE_ROOT: root }) });
+  });
+  afterAll(async () => {
+    await runner.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('streams the call, waits for the tool result route, then the result and the answer quoting it', async () => {
+    const id = runId(`${harness}_routed`.replace('-', '_'));
+    const answer = await stream(`${runner.url}/run`, 'POST', runBody(id, { harness, tools: TOOLS, messages: [{ role: 'user', content: '[scenario:host-tool lookup {"city":"Lima"}]' }] }));
+    const before: Chunk[] = [];
+    while (!(before.at(-1)?.type === 'CUSTOM' && before.at(-1)?.name === HOST_TOOL_CALL_EVENT)) before.push(...(await answer.chunks(1)));
+    const [request] = requests(before);
+    const start = ofType(before, 'TOOL_CALL_START');
+    expect(start.map((chunk) => [chunk.toolCallId, chunk.toolCallName])).toEqual([[request!.toolCallId, 'lookup']]);
+    expect(ofType(before, 'TOOL_CALL_END').map((chunk) => chunk.toolCallId)).toEqual([request!.toolCallId]);
+    expect(request).toEqual({ toolCallId: request!.toolCallId, toolName: 'lookup', input: { city: 'Lima' } });
+    // Nothing comes back until the call is answered: the CLI waits on its MCP request.
+    expect(ofType(before, 'TOOL_CALL_RESULT')).toEqual([]);
+    const posted = await json(`${runner.url}/runs/${id}/tool-results`, 'POST', { toolCallId: request!.toolCallId, output: { celsius: 19 } });
+    expect(posted).toMatchObject({ status: 200, body: { delivered: true } });
+    const { chunks: after, end } = await answer.rest();
+    expect(end).toBe('end');
+    const chunks = [...before, ...after];
+    expect(await agUiProblems(chunks)).toEqual([]);
+    expect(ofType(after, 'TOOL_CALL_RESULT').map((chunk) => [chunk.toolCallId, chunk.content])).toEqual([[request!.toolCallId, '{"celsius":19}']]);
+    expect(textOf(chunks)).toContain('lookup answered: {"celsius":19}');
+    expect(chunks.at(-1)).toMatchObject({ type: 'RUN_FINISHED', runId: id });
   });
 });
