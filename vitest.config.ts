@@ -108,14 +108,15 @@ export default defineConfig({
                 TOOL_WEBHOOK_ORIGINS: inject('webhookUrl'),
                 TOOL_WEBHOOK_SECRET: TOOLS_WEBHOOK_SECRET,
                 TOOL_TIMEOUT_SECONDS: '2',
-                CLIENT_TOOL_TIMEOUT_SECONDS: '3',
+                CLIENT_TOOL_TIMEOUT_SECONDS: '8',
                 MAX_ACTIVE_RUNS: '10000',
               },
               outboundService: toolsOutbound(inject('runnerUrl')),
             },
           })),
         ],
-        test: { name: 'tools', include: ['test/tools/**/*.test.ts'], globalSetup: ['test/support/tools-setup.ts'], testTimeout: 60_000 },
+        // One file at a time: a file restarts every Durable Object (abortAllDurableObjects).
+        test: { name: 'tools', include: ['test/tools/**/*.test.ts'], globalSetup: ['test/support/tools-setup.ts'], testTimeout: 60_000, fileParallelism: false },
       },
       {
         // The deployed path: the real @cloudflare/sandbox Sandbox object (its

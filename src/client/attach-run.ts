@@ -1,5 +1,5 @@
 import type { StreamChunk } from '@tanstack/ai';
-import { attachSubprotocols, isStatusFrame, parseTailFrame, type RunView, type TailFrame } from '../protocol/index.ts';
+import { attachSubprotocols, isEventFrame, isStatusFrame, parseTailFrame, type RunView, type TailFrame } from '../protocol/index.ts';
 import { Backoff, sleep, type BackoffOptions } from './backoff.ts';
 import { readRunRecord, RunNotFoundError, runUrl } from './run-record.ts';
 
@@ -176,6 +176,7 @@ export function attachRun(options: AttachRunOptions): AttachedRun {
           finish({ kind: 'done', record: status });
           return drop(1000, 'run finished');
         }
+        if (!isEventFrame(frame)) return;
         if (frame.seq <= last) return;
         if (frame.seq > last + 1) return drop(CLIENT_CLOSE.gap, `gap: got ${frame.seq}, expected ${last + 1}`);
         last = frame.seq;

@@ -12,7 +12,11 @@ import {
   toRpcValue,
   SecretNotAllowedError,
   ToolNotAllowedError,
+  APPROVAL_TOOL,
+  parseAttachTokenRequest,
+  parseToolResult,
   toolDescriptors,
+  type ToolResult,
   UnknownHarnessError,
   type CreateRunInput,
   type RunView,
@@ -20,13 +24,13 @@ import {
 } from '../protocol/index.ts';
 import { RUN_OBJECT_PATHS, type CreateRunCall } from '../run/run-object.ts';
 import { attachTokenKey, mintAttachToken } from './attach-token.ts';
-import { requireApiAccess, requireApiToken, requireCredentials, requireRunAccess, runObjectName, runStub, type AppEnv } from './auth.ts';
+import { requireApiAccess, requireApiToken, requireCredentials, requireRespondAccess, requireRunAccess, runObjectName, runStub, type AppEnv } from './auth.ts';
 import { admitRun, type Slot } from './admission.ts';
 import { limitBody, readJsonBody } from './body.ts';
 import { cors } from './cors.ts';
 import { requireHarnessAvailable } from './preflight.ts';
 import { requireJsonBody, requireLoopbackHostWhenOpen, requireTrustedOrigin } from './request-guards.ts';
-import { ApiError, notFound, onError, runNotFound } from './errors.ts';
+import { ApiError, notFound, onError, runNotFound, toolAnswerError } from './errors.ts';
 import { canonicalJson, isIdempotencyKey, newRunId, runIdForKey, sha256Hex } from './ids.ts';
 import { withSubprotocol } from './subprotocol.ts';
 import { beginTurn, threadRoutes } from './threads.ts';
@@ -53,9 +57,9 @@ app.use('/threads/*', requireApiToken);
 
 app.get('/health', (c) => c.json({ ok: true, auth: readConfig(c.env).apiToken === undefined ? 'off' : 'on' }));
 
-async function attachToken(env: RelayEnv, tenant: string | null, runId: string) {
+async function attachToken(env: RelayEnv, tenant: string | null, runId: string, respond = false) {
   const config = readConfig(env);
-  return mintAttachToken(await attachTokenKey(config), { run: runId, tenant }, Date.now(), config.attachTokenTtlMs);
+  return mintAttachToken(await attachTokenKey(config), { run: runId, tenant, respond }, Date.now(), config.attachTokenTtlMs);
 }
 
 function links(runId: string) {
@@ -137,8 +141,10 @@ app.post('/runs', limitBody(), async (c) => {
   let call: CreateRunCall;
   let slot: Slot | undefined;
   // The runner is told what each tool is, never where a webhook lives: the object keeps that.
-  const { tools, ...turnInput } = input;
-  const runnerRequest: RunnerRunRequest = { ...turnInput, runId, threadId, tenant, ...(tools ? { tools: toolDescriptors(tools) } : {}) };
+  const { tools: ownTools, ...turnInput } = input;
+  // Approvals are client tool calls of the run like any other; the model is never offered the tool.
+  const tools = input.approvals === 'client' ? [...(ownTools ?? []), APPROVAL_TOOL] : ownTools;
+  const runnerRequest: RunnerRunRequest = { ...turnInput, runId, threadId, tenant, ...(ownTools ? { tools: toolDescriptors(ownTools) } : {}) };
   if (retry) {
     call = { runId, threadId, requestHash, request: runnerRequest, ...(tools ? { tools } : {}) };
   } else {
@@ -163,7 +169,8 @@ app.post('/runs', limitBody(), async (c) => {
     throw new ApiError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with a different body. Use a new key for a new run.');
   }
   const status = result.kind === 'created' ? 202 : 200;
-  const { attachToken: token } = await attachToken(c.env, tenant, runId);
+  // The creator's browser may answer the run's client tool calls with this one (SPEC "Interactive runs").
+  const { attachToken: token } = await attachToken(c.env, tenant, runId, true);
   return c.json({ ...runBody(result.record), attachToken: token }, status, { location: `/runs/${runId}` });
 });
 
@@ -186,11 +193,36 @@ app.post('/runs/:runId/cancel', async (c) => {
   return c.json(runBody(found.record));
 });
 
-app.post('/runs/:runId/attach-token', async (c) => {
+app.post('/runs/:runId/attach-token', limitBody(), async (c) => {
   const runId = requireRunId(c.req.param('runId'));
   const { tenant } = requireApiAccess(c);
+  // Read-only unless asked: a token that may answer tool calls is a token that may act on the run.
+  let respond = false;
+  if (c.req.header('content-length') !== '0' && c.req.raw.body !== null) {
+    try {
+      respond = parseAttachTokenRequest(await readJsonBody(c)).respond;
+    } catch (error) {
+      throw createRunError(error);
+    }
+  }
   if (!(await runStub(c.env, tenant, runId).record(runId))) throw runNotFound(runId);
-  return c.json(await attachToken(c.env, tenant, runId));
+  return c.json(await attachToken(c.env, tenant, runId, respond));
+});
+
+/** SPEC "Interactive runs": a client tool call's answer. First answer wins. */
+app.post('/runs/:runId/tool-results', limitBody(), async (c) => {
+  const runId = requireRunId(c.req.param('runId'));
+  const { tenant } = requireRespondAccess(c, runId);
+  let result: ToolResult;
+  try {
+    result = parseToolResult(await readJsonBody(c));
+  } catch (error) {
+    throw createRunError(error);
+  }
+  const answered = await runStub(c.env, tenant, runId).answerToolCall(runId, toRpcValue(result));
+  if (answered.kind === 'missing') throw runNotFound(runId);
+  if (answered.kind !== 'answered') throw toolAnswerError(answered.kind, result.toolCallId);
+  return c.json(runBody(answered.record));
 });
 
 /**
@@ -220,8 +252,9 @@ app.get('/runs/:runId/ws', async (c) => {
     throw new ApiError(426, 'upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket client, or use /events for SSE or NDJSON.');
   }
   // Only the API token (or auth off) may stop the run with an `abort` frame; an attach token only reads.
-  const { tenant, canCancel } = requireRunAccess(c, runId);
-  const response = await forward(c.env, tenant, runId, RUN_OBJECT_PATHS.ws, { fromSeq: String(fromSeq), canCancel: canCancel ? '1' : '0' }, c.req.raw);
+  const { tenant, canCancel, canRespond } = requireRunAccess(c, runId);
+  const rights = { canCancel: canCancel ? '1' : '0', canRespond: canRespond ? '1' : '0' };
+  const response = await forward(c.env, tenant, runId, RUN_OBJECT_PATHS.ws, { fromSeq: String(fromSeq), ...rights }, c.req.raw);
   return withSubprotocol(response, c.req.raw);
 });
 

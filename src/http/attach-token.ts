@@ -47,12 +47,13 @@ async function deriveKey(material: string): Promise<CryptoKey> {
 /** Mints a token for `run` in `tenant`; `expiresAt` is epoch ms (the payload holds seconds). */
 export async function mintAttachToken(
   key: CryptoKey,
-  grant: { run: string; tenant: string | null },
+  grant: { run: string; tenant: string | null; respond?: boolean },
   nowMs: number,
   ttlMs: number,
 ): Promise<{ attachToken: string; expiresAt: number }> {
   const exp = Math.floor((nowMs + ttlMs) / 1000);
-  return { attachToken: await signAttachToken(key, { v: 1, run: grant.run, tenant: grant.tenant, exp }), expiresAt: exp * 1000 };
+  const payload: AttachTokenPayload = { v: 1, run: grant.run, tenant: grant.tenant, exp, ...(grant.respond === true ? { respond: true as const } : {}) };
+  return { attachToken: await signAttachToken(key, payload), expiresAt: exp * 1000 };
 }
 
 /** Signs any payload as is; `mintAttachToken` is the API. Exported so tests can mint expired tokens. */

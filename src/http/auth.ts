@@ -13,8 +13,11 @@ import { presentedAttachToken } from './subprotocol.ts';
  */
 export type Access =
   | { kind: 'api'; tenant: string | null }
-  /** `runId: null`: the request's X-Tenant contradicts the token's, so the token reaches no run. */
-  | { kind: 'attach'; runId: string | null; tenant: string | null };
+  /**
+   * `runId: null`: the request's X-Tenant contradicts the token's, so the token reaches no run.
+   * `canRespond`: minted with the right to answer the run's client tool calls (SPEC "Interactive runs").
+   */
+  | { kind: 'attach'; runId: string | null; tenant: string | null; canRespond: boolean };
 
 export type AppEnv = { Bindings: RelayEnv; Variables: { access: Access } };
 
@@ -59,9 +62,9 @@ export const requireCredentials: MiddlewareHandler<AppEnv> = async (c, next) => 
         true,
       );
     }
-    const { run, tenant: granted } = check.payload;
+    const { run, tenant: granted, respond } = check.payload;
     const agrees = c.req.header(TENANT_HEADER) === undefined || tenant === granted;
-    c.set('access', { kind: 'attach', runId: agrees ? run : null, tenant: granted });
+    c.set('access', { kind: 'attach', runId: agrees ? run : null, tenant: granted, canRespond: respond === true });
     return next();
   }
   if (config.apiToken !== undefined) {
@@ -90,11 +93,25 @@ export const requireApiToken: MiddlewareHandler<AppEnv> = async (c, next) => {
  * Reading one run. A run outside the caller's scope answers exactly like an
  * unknown run (the same 404), so a token holder learns nothing about others.
  */
-export function requireRunAccess(c: Context<AppEnv>, runId: string): { tenant: string | null; canCancel: boolean } {
+export function requireRunAccess(c: Context<AppEnv>, runId: string): { tenant: string | null; canCancel: boolean; canRespond: boolean } {
   const access = c.get('access');
-  if (access.kind === 'api') return { tenant: access.tenant, canCancel: true };
+  if (access.kind === 'api') return { tenant: access.tenant, canCancel: true, canRespond: true };
   if (access.runId !== runId) throw runNotFound(runId);
-  return { tenant: access.tenant, canCancel: false };
+  return { tenant: access.tenant, canCancel: false, canRespond: access.canRespond };
+}
+
+/**
+ * Answering the run's client tool calls: the API token, or an attach token
+ * minted with that right (the one `POST /runs` returns, or one asked for with
+ * `{"respond": true}`). A read-only token on its own run is a `403`; on any
+ * other run, the same `404` as an unknown run.
+ */
+export function requireRespondAccess(c: Context<AppEnv>, runId: string): { tenant: string | null } {
+  const { tenant, canRespond } = requireRunAccess(c, runId);
+  if (!canRespond) {
+    throw new ApiError(403, 'forbidden', 'This attach token only reads the run. Answer with the attachToken POST /runs returned, or mint one with POST /runs/:runId/attach-token and {"respond": true} (API token required).');
+  }
+  return { tenant };
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ConfigError } from '../config.ts';
-import { apiErrorBody, type ApiErrorCode } from '../protocol/index.ts';
+import { apiErrorBody, toolAnswerRefusal, type ApiErrorCode, type ToolAnswerRefusal } from '../protocol/index.ts';
 
 /**
  * An error that is an answer: a status, a stable code and a sentence a person
@@ -45,4 +45,10 @@ export function notFound(c: Context): Response {
 /** SPEC: a malformed run id answers exactly like an unknown one. */
 export function runNotFound(runId: string): ApiError {
   return new ApiError(404, 'run_not_found', `No run ${runId} exists (it may have expired). Start one with POST /runs.`);
+}
+
+/** A client tool call's answer that was not taken (already answered, no such call, run over). */
+export function toolAnswerError(kind: ToolAnswerRefusal, toolCallId: string): ApiError {
+  const { status, code, message } = toolAnswerRefusal(kind, toolCallId);
+  return new ApiError(status, code, message);
 }

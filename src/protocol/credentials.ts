@@ -47,6 +47,8 @@ export interface AttachTokenPayload {
   run: string;
   tenant: string | null;
   exp: number;
+  /** SPEC "Interactive runs": the holder may answer the run's client tool calls. Absent: read-only. */
+  respond?: true;
 }
 
 /** `POST /runs/:runId/attach-token`. `expiresAt` is epoch ms, like the record's timestamps. */
@@ -56,10 +58,11 @@ export interface AttachTokenResponse {
 }
 
 export function parseAttachTokenPayload(value: unknown): AttachTokenPayload {
-  const { v, run, tenant, exp } = ownRecord(value, 'token');
+  const { v, run, tenant, exp, respond } = ownRecord(value, 'token');
   if (v !== 1) throw new ProtocolError('token.v', 'expected 1');
   if (!isRunId(run)) throw new ProtocolError('token.run', 'expected a run id');
   if (tenant !== null && !isTenant(tenant)) throw new ProtocolError('token.tenant', `expected null or a string matching ${TENANT_PATTERN}`);
   if (typeof exp !== 'number' || !Number.isSafeInteger(exp) || exp <= 0) throw new ProtocolError('token.exp', 'expected epoch seconds');
-  return { v, run, tenant, exp };
+  if (respond !== undefined && respond !== true) throw new ProtocolError('token.respond', 'expected true or nothing');
+  return respond === true ? { v, run, tenant, exp, respond } : { v, run, tenant, exp };
 }

@@ -2,6 +2,7 @@ import type { StreamChunk } from '@tanstack/ai';
 import { ProtocolError } from './errors.ts';
 import { parseRunView, type RunView } from './record.ts';
 import { isObject, ownRecord } from './json.ts';
+import { parseToolResult, type ToolOutcome } from './tools.ts';
 
 /**
  * Tail frames: what a WebSocket message, an NDJSON line or an SSE event
@@ -23,7 +24,22 @@ export interface StatusFrame {
   record: RunView;
 }
 
+/**
+ * The relay's answer to a client's `tool_result` frame, on that socket only:
+ * `status` is what `POST /runs/:runId/tool-results` would have answered
+ * (200, 403, 404 or 409), with the error's code and message when not 200.
+ */
+export interface ToolResultAnswerFrame {
+  type: 'tool_result_answer';
+  toolCallId: string;
+  status: number;
+  error?: { code: string; message: string };
+}
+
 export type TailFrame = EventFrame | StatusFrame;
+
+/** What a WebSocket tail may receive: the tail, and answers to this client's own `tool_result` frames. */
+export type SocketFrame = TailFrame | ToolResultAnswerFrame;
 
 /** Client → relay over the WebSocket. `@tanstack/ai-client` sends `abort` when the user stops. */
 export interface AbortFrame {
@@ -31,7 +47,14 @@ export interface AbortFrame {
   runId?: string;
 }
 
-export type ClientFrame = AbortFrame;
+/** SPEC "Interactive runs": a client tool call's answer, on a socket whose credentials may answer. */
+export interface ToolResultFrame {
+  type: 'tool_result';
+  toolCallId: string;
+  outcome: ToolOutcome;
+}
+
+export type ClientFrame = AbortFrame | ToolResultFrame;
 
 /** WebSocket close codes the relay uses, so clients can tell them apart. */
 export const CLOSE_CODES = {
@@ -51,8 +74,12 @@ export function statusFrame(record: RunView): StatusFrame {
   return { type: 'status', record };
 }
 
-export function isStatusFrame(frame: TailFrame): frame is StatusFrame {
+export function isStatusFrame(frame: SocketFrame): frame is StatusFrame {
   return 'type' in frame && frame.type === 'status';
+}
+
+export function isEventFrame(frame: SocketFrame): frame is EventFrame {
+  return !('type' in frame);
 }
 
 /** A chunk is an object with a string `type`; its fields are the harness's business. */
@@ -61,8 +88,21 @@ export function isStreamChunk(value: unknown): value is StreamChunk {
 }
 
 export function parseTailFrame(input: unknown): TailFrame {
+  const frame = parseSocketFrame(input);
+  if (isEventFrame(frame) || isStatusFrame(frame)) return frame;
+  throw new ProtocolError('frame.type', 'a tool_result_answer is no tail frame');
+}
+
+export function parseSocketFrame(input: unknown): SocketFrame {
   const value = ownRecord(input, 'frame');
   if (value.type === 'status') return statusFrame(parseRunView(value.record, 'frame.record'));
+  if (value.type === 'tool_result_answer') {
+    const { toolCallId, status, error } = value;
+    if (typeof toolCallId !== 'string' || typeof status !== 'number') throw new ProtocolError('frame', 'expected {toolCallId, status}');
+    const frame: ToolResultAnswerFrame = { type: 'tool_result_answer', toolCallId, status };
+    if (isObject(error) && typeof error.code === 'string' && typeof error.message === 'string') frame.error = { code: error.code, message: error.message };
+    return frame;
+  }
   const seq = value.seq;
   if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0) throw new ProtocolError('frame.seq', 'expected an integer >= 0');
   if (!isStreamChunk(value.chunk)) throw new ProtocolError('frame.chunk', 'expected a StreamChunk');
@@ -76,12 +116,20 @@ export function parseClientFrame(input: unknown): ClientFrame | null {
   } catch {
     return null;
   }
+  if (value.type === 'tool_result') {
+    try {
+      const { toolCallId, outcome } = parseToolResult(value, 'frame', ['type']);
+      return { type: 'tool_result', toolCallId, outcome };
+    } catch {
+      return null;
+    }
+  }
   if (value.type !== 'abort') return null;
   return value.runId === undefined || typeof value.runId !== 'string' ? { type: 'abort' } : { type: 'abort', runId: value.runId };
 }
 
 /** SSE encoding of a frame: `id: <seq>` + the chunk, or `event: status` + the status frame. */
-export function toSse(frame: TailFrame): string {
+export function toSse(frame: EventFrame | StatusFrame): string {
   if (isStatusFrame(frame)) return `event: status\ndata: ${JSON.stringify(frame)}\n\n`;
   return sseEventText(frame.seq, JSON.stringify(frame.chunk));
 }

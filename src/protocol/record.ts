@@ -8,7 +8,27 @@ import { isObject, ownRecord } from './json.ts';
  * (`updatedAt`, epoch ms of the last write of any kind). Its `usage` is in
  * AG-UI 1.0's names (SPEC), not core's `TokenUsage` (`promptTokens`, …).
  */
-export type RunView = Omit<RunRecord, 'usage'> & { lastSeq: number; updatedAt: number; usage?: RunUsage };
+export type RunView = Omit<RunRecord, 'usage'> & { lastSeq: number; updatedAt: number; usage?: RunUsage; pendingToolCalls?: PendingToolCall[] };
+
+/**
+ * SPEC "Interactive runs": a client tool call waiting for its answer. The
+ * run stays `running`; only this call waits.
+ */
+export interface PendingToolCall {
+  toolCallId: string;
+  name: string;
+  /** A tool's input is a JSON object (its schema says `type: 'object'`). */
+  input: object;
+  requestedAt: number;
+}
+
+function parsePendingToolCalls(value: unknown, path: string): PendingToolCall[] {
+  if (!Array.isArray(value)) throw new ProtocolError(path, 'expected an array');
+  return value.map((item, i) => {
+    const call = ownRecord(item, `${path}[${i}]`);
+    return { toolCallId: requireString(call, 'toolCallId', `${path}[${i}]`), name: requireString(call, 'name', `${path}[${i}]`), input: isObject(call.input) ? call.input : {}, requestedAt: requireInt(call, 'requestedAt', `${path}[${i}]`, 0) };
+  });
+}
 
 /**
  * What a completed run's `RUN_FINISHED` reported it used (SPEC "Harness
@@ -104,5 +124,6 @@ export function parseRunView(input: unknown, path = 'record'): RunView {
   if (value.finishedAt !== undefined) view.finishedAt = requireInt(value, 'finishedAt', path, 0);
   if (value.error !== undefined) view.error = parseRunError(value.error, `${path}.error`);
   if (value.usage !== undefined) view.usage = parseRunUsage(value.usage, `${path}.usage`);
+  if (value.pendingToolCalls !== undefined) view.pendingToolCalls = parsePendingToolCalls(value.pendingToolCalls, `${path}.pendingToolCalls`);
   return view;
 }

@@ -20,12 +20,28 @@ export interface CreateRunInput {
   workspace?: WorkspaceRequest;
   /** The app's own tools (SPEC "Workspace and host tools"). */
   tools?: ToolSpec[];
+  /** `client`: the harness's permission prompts become `approve` client tool calls (SPEC "Interactive runs"). */
+  approvals?: 'client';
 }
+
+/** The client tool an approval is asked through; its input is `{tool, input}`, its output `{behavior: 'allow' | 'deny', message?}`. */
+export const APPROVAL_TOOL_NAME = 'approve';
+
+/** The harnesses whose permission prompts can be answered by a person. */
+export const APPROVAL_HARNESSES: readonly HarnessName[] = ['claude-code'];
+
+/** How the relay keeps the approval tool among a run's tools: a client tool, never advertised to the model. */
+export const APPROVAL_TOOL: ToolSpec = {
+  name: APPROVAL_TOOL_NAME,
+  description: 'Asks a person to allow or deny one action of the harness. Input {tool, input}; answer {behavior: "allow" | "deny", message?}.',
+  inputSchema: { type: 'object', properties: { tool: { type: 'string' }, input: {} }, required: ['tool'] },
+  execute: { type: 'client' },
+};
 
 /** Thrown for a known field with an unknown harness, so the API can answer `unknown_harness`. */
 export class UnknownHarnessError extends ProtocolError {}
 
-const CREATE_RUN_FIELDS = ['prompt', 'messages', 'threadId', 'harness', 'model', 'harnessOptions', 'workspace', 'tools'];
+const CREATE_RUN_FIELDS = ['prompt', 'messages', 'threadId', 'harness', 'model', 'harnessOptions', 'workspace', 'tools', 'approvals'];
 
 /** The harnesses that work on files in a directory; the demo and chat have none to clone into. */
 export const WORKSPACE_HARNESSES: readonly HarnessName[] = ['claude-code', 'codex'];
@@ -56,7 +72,7 @@ export function parseCreateRunBody(value: unknown, policy: CreateRunPolicy): Cre
   for (const key of Object.keys(body)) {
     if (!CREATE_RUN_FIELDS.includes(key)) throw new ProtocolError(key, `unknown field (known: ${CREATE_RUN_FIELDS.join(', ')})`);
   }
-  const { prompt, messages, threadId, harness, model, harnessOptions, workspace, tools } = body;
+  const { prompt, messages, threadId, harness, model, harnessOptions, workspace, tools, approvals } = body;
   if (prompt !== undefined && messages !== undefined) throw new ProtocolError('prompt', 'give either prompt or messages, not both');
   let parsedMessages: ModelMessage[];
   if (prompt !== undefined) {
@@ -82,6 +98,12 @@ export function parseCreateRunBody(value: unknown, policy: CreateRunPolicy): Cre
   if (tools !== undefined) {
     const parsed = parseTools(tools, policy.tools ?? { webhookOrigins: [], allowLoopbackHttp: false, webhookSecretSet: false });
     if (parsed.length > 0) input.tools = parsed;
+  }
+  if (approvals !== undefined) {
+    if (approvals !== 'client') throw new ProtocolError('approvals', "expected 'client' (a person answers the harness's permission prompts)");
+    if (!APPROVAL_HARNESSES.includes(chosen)) throw new ProtocolError('approvals', `the ${chosen} harness asks no permission the relay can pass on; approvals are for ${APPROVAL_HARNESSES.join(', ')}`);
+    if (input.tools?.some((tool) => tool.name === APPROVAL_TOOL_NAME)) throw new ProtocolError('approvals', `a run with approvals cannot have a tool of its own named ${APPROVAL_TOOL_NAME}`);
+    input.approvals = 'client';
   }
   const scripted = input.harness === 'demo' ? (input.harnessOptions as { toolCalls?: { name: string }[] } | undefined)?.toolCalls : undefined;
   scripted?.forEach((call, i) => {
@@ -110,11 +132,13 @@ export interface RunnerRunRequest {
   tenant: string | null;
   /** The run's host tools as the harness advertises them; the run object executes every call. */
   tools?: ToolDescriptor[];
+  /** `client`: the harness asks permission through the `approve` host tool call (not advertised to the model). */
+  approvals?: 'client';
 }
 
 export function parseRunnerRunRequest(value: unknown): RunnerRunRequest {
   const body = ownRecord(value, 'body');
-  const { runId, threadId, messages, harness, model, harnessOptions, tenant, workspace, tools } = body;
+  const { runId, threadId, messages, harness, model, harnessOptions, tenant, workspace, tools, approvals } = body;
   if (typeof runId !== 'string' || !/^[A-Za-z0-9_-]{1,128}$/.test(runId)) throw new ProtocolError('runId', 'expected a string of [A-Za-z0-9_-], 1 to 128 long');
   if (!isThreadId(threadId)) throw new ProtocolError('threadId', `expected a string matching ${THREAD_ID_PATTERN}`);
   if (!isHarnessName(harness)) throw new UnknownHarnessError('harness', `unknown harness ${JSON.stringify(harness)} (known: ${HARNESS_NAMES.join(', ')})`);
@@ -127,6 +151,10 @@ export function parseRunnerRunRequest(value: unknown): RunnerRunRequest {
   if (options !== undefined) request.harnessOptions = options;
   if (workspace !== undefined) request.workspace = parseTrustedWorkspace(workspace);
   if (tools !== undefined) request.tools = parseToolDescriptors(tools);
+  if (approvals !== undefined) {
+    if (approvals !== 'client') throw new ProtocolError('approvals', "expected 'client'");
+    request.approvals = 'client';
+  }
   return request;
 }
 

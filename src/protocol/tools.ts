@@ -247,3 +247,26 @@ export function parseToolResult(value: unknown, path = 'body', extra: readonly s
 export interface RunnerToolResultAnswer {
   delivered: boolean;
 }
+
+/** Why a client tool call's answer was not taken; the same over HTTP and over the WebSocket. */
+export type ToolAnswerRefusal = 'already_answered' | 'unknown_call' | 'run_finished';
+
+/** SPEC: later answers `409 already_answered`; an unknown call `404`; a terminal run `409 run_finished`. */
+export function toolAnswerRefusal(kind: ToolAnswerRefusal, toolCallId: string): { status: 404 | 409; code: 'already_answered' | 'tool_call_not_found' | 'run_finished'; message: string } {
+  switch (kind) {
+    case 'already_answered':
+      return { status: 409, code: 'already_answered', message: `Tool call ${toolCallId} was answered already (the first answer wins); this one was not used.` };
+    case 'unknown_call':
+      return { status: 404, code: 'tool_call_not_found', message: `This run has no client tool call ${toolCallId} (see pendingToolCalls on GET /runs/:runId).` };
+    case 'run_finished':
+      return { status: 409, code: 'run_finished', message: `The run has ended, so tool call ${toolCallId} can no longer be answered.` };
+  }
+}
+
+/** `POST /runs/:runId/attach-token`'s optional body: `{"respond": true}` asks for a token that may answer tool calls. */
+export function parseAttachTokenRequest(value: unknown): { respond: boolean } {
+  const body = ownRecord(value, 'body');
+  onlyFields(body, ['respond'], 'body');
+  if (body.respond !== undefined && typeof body.respond !== 'boolean') throw new ProtocolError('body.respond', 'expected true or false');
+  return { respond: body.respond === true };
+}

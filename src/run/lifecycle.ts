@@ -3,6 +3,8 @@ import { isTerminalRunStatus } from '@tanstack/ai';
 import type { RelayConfig, RelayEnv } from '../config.ts';
 import {
   CLOSE_CODES,
+  isObject,
+  toRpcValue,
   parseMessages,
   parseTrustedJson,
   runErrorOf,
@@ -12,6 +14,8 @@ import {
   type RunUsage,
   type RunView,
   type RunnerRunRequest,
+  type ToolAnswerRefusal,
+  type ToolResult,
 } from '../protocol/index.ts';
 import type { RunnerTransport } from '../runner/transport.ts';
 import { tenantStub } from '../tenant/tenant-object.ts';
@@ -87,7 +91,7 @@ export class RunLifecycle {
    */
   lookup(runId: string): RunLookup {
     const record = this.#log.get();
-    if (record) return { kind: 'found', record };
+    if (record) return { kind: 'found', record: this.#withPendingCalls(record) };
     if (runId === '') return { kind: 'missing' };
     const legacy = migrateLegacyRun(this.#ctx.storage, runId, Date.now(), this.#config.runTtlMs);
     if (legacy.kind === 'unreadable') return legacy;
@@ -98,6 +102,32 @@ export class RunLifecycle {
     // A migrated run is held to the same retention as any other.
     this.#ctx.waitUntil(this.#schedule());
     return { kind: 'found', record: migrated };
+  }
+
+  /**
+   * A client tool call's answer (SPEC "Interactive runs"). Stored before this
+   * returns, so it is durable before it is forwarded; the runner then gets it
+   * from `dispatch`, now or after a restart.
+   */
+  answer(result: ToolResult): { kind: 'answered'; record: RunView } | { kind: ToolAnswerRefusal } | { kind: 'missing' } {
+    const record = this.#log.get();
+    if (!record) return { kind: 'missing' };
+    if (isTerminalRunStatus(record.status)) return { kind: 'run_finished' };
+    const answered = this.#tools.answer(result.toolCallId, result.outcome);
+    if (answered.kind === 'unknown') return { kind: 'unknown_call' };
+    if (answered.kind === 'already_answered') return { kind: 'already_answered' };
+    this.#tools.dispatch();
+    this.#ctx.waitUntil(this.#schedule());
+    return { kind: 'answered', record: this.#withPendingCalls(this.#log.get() ?? record) };
+  }
+
+  /** The record as the API serves it: a live run lists the client tool calls waiting for an answer. */
+  #withPendingCalls(record: RunView): RunView {
+    if (isTerminalRunStatus(record.status)) return record;
+    const waiting = this.#tools.store.waitingClientCalls();
+    if (waiting.length === 0) return record;
+    // A plain copy of each input: stored JSON is parsed into null-prototype objects, which RPC refuses.
+    return { ...record, pendingToolCalls: waiting.map(({ toolCallId, name, input, requestedAt }) => ({ toolCallId, name, input: isObject(input) ? toRpcValue(input) : {}, requestedAt })) };
   }
 
   /** Opens the run, or finds the one this id already names (an idempotent retry). */

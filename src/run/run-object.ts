@@ -1,7 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { StreamChunk } from '@tanstack/ai';
 import { readConfig, type RelayEnv } from '../config.ts';
-import { apiErrorBody, parseClientFrame, parseRequestJson, parseSeqCursor, type RunView } from '../protocol/index.ts';
+import { apiErrorBody, isObject, parseClientFrame, parseRequestJson, parseSeqCursor, parseToolResult, toolAnswerRefusal, type RunView, type ToolAnswerRefusal, type ToolResult, type ToolResultAnswerFrame } from '../protocol/index.ts';
 import { transportFor } from '../runner/select.ts';
 import { httpTail } from './http-tail.ts';
 import { RunLifecycle, type AcceptResult, type RunLookup, type StartCall } from './lifecycle.ts';
@@ -70,6 +70,15 @@ export class RunObject extends DurableObject<RelayEnv> {
     return found;
   }
 
+  /** A client tool call's answer: the first one wins (SPEC "Interactive runs"). */
+  async answerToolCall(runId: string, result: ToolResult): Promise<{ kind: 'answered'; record: RunView } | { kind: ToolAnswerRefusal } | { kind: 'missing' }> {
+    const found = this.#lifecycle.lookup(runId);
+    if (found.kind !== 'found') return { kind: 'missing' };
+    // RPC hands over a plain object; read it as the wire body it came from.
+    const outcome: unknown = result.outcome;
+    return this.#lifecycle.answer(parseToolResult({ toolCallId: result.toolCallId, ...(isObject(outcome) ? outcome : {}) }));
+  }
+
   /** Moves a running run to `aborted` (durably, first), then stops its harness. Idempotent. */
   async cancel(runId: string): Promise<RunLookup> {
     const found = this.#lifecycle.lookup(runId);
@@ -103,7 +112,8 @@ export class RunObject extends DurableObject<RelayEnv> {
     this.#lifecycle.ensureDriving();
     if (url.pathname === RUN_OBJECT_PATHS.ws) {
       const pair = new WebSocketPair();
-      this.#lifecycle.tails.acceptSocket(pair[1], fromSeq, url.searchParams.get('canCancel') === '1');
+      const rights = { canCancel: url.searchParams.get('canCancel') === '1', canRespond: url.searchParams.get('canRespond') === '1' };
+      this.#lifecycle.tails.acceptSocket(pair[1], fromSeq, rights);
       return new Response(null, { status: 101, webSocket: pair[0] });
     }
     if (url.pathname === RUN_OBJECT_PATHS.events) {
@@ -128,6 +138,25 @@ export class RunObject extends DurableObject<RelayEnv> {
     const record = this.#log.get();
     if (frame.type === 'abort' && attachment?.canCancel && record && (frame.runId === undefined || frame.runId === record.runId)) {
       await this.#lifecycle.cancel();
+    }
+    if (frame.type === 'tool_result' && attachment) {
+      // Answered on this socket only, with what the HTTP route would have said.
+      let answer: ToolResultAnswerFrame = { type: 'tool_result_answer', toolCallId: frame.toolCallId, status: 200 };
+      if (!attachment.canRespond) {
+        answer = { ...answer, status: 403, error: { code: 'forbidden', message: 'This connection only reads the run; connect with credentials that may answer tool calls.' } };
+      } else {
+        const result = this.#lifecycle.answer({ toolCallId: frame.toolCallId, outcome: frame.outcome });
+        if (result.kind === 'missing') answer = { ...answer, status: 404, error: { code: 'run_not_found', message: 'This run no longer exists.' } };
+        else if (result.kind !== 'answered') {
+          const { status, code, message } = toolAnswerRefusal(result.kind, frame.toolCallId);
+          answer = { ...answer, status, error: { code, message } };
+        }
+      }
+      try {
+        ws.send(JSON.stringify(answer));
+      } catch {
+        // The socket closed meanwhile; the answer (if taken) stands.
+      }
     }
   }
 

@@ -10,6 +10,8 @@ export interface TailAttachment {
   cursor: number;
   /** Whether this connection's credentials may cancel the run (an `abort` frame). */
   canCancel: boolean;
+  /** Whether they may answer its client tool calls (a `tool_result` frame). */
+  canRespond: boolean;
 }
 
 /** Validated field by field, own properties only: an attachment from an older deploy may have another shape. `null`, never a throw. */
@@ -21,9 +23,9 @@ export function parseAttachment(value: unknown): TailAttachment | null {
   } catch {
     return null;
   }
-  const { cursor, canCancel } = fields;
+  const { cursor, canCancel, canRespond } = fields;
   if (typeof cursor !== 'number' || !Number.isSafeInteger(cursor) || cursor < -1) return null;
-  return { cursor, canCancel: canCancel === true };
+  return { cursor, canCancel: canCancel === true, canRespond: canRespond === true };
 }
 
 /**
@@ -74,9 +76,9 @@ export class Tails {
   }
 
   /** Takes over a server socket that wants the events after `fromSeq`. */
-  acceptSocket(ws: WebSocket, fromSeq: number, canCancel: boolean): void {
+  acceptSocket(ws: WebSocket, fromSeq: number, rights: { canCancel: boolean; canRespond: boolean }): void {
     this.#ctx.acceptWebSocket(ws);
-    const attachment: TailAttachment = { cursor: fromSeq, canCancel };
+    const attachment: TailAttachment = { cursor: fromSeq, canCancel: rights.canCancel, canRespond: rights.canRespond };
     ws.serializeAttachment(attachment);
     void this.#catchUp(ws, attachment);
   }

@@ -33,12 +33,12 @@ function readsWith(runId: string, token: string): Array<Promise<Response>> {
 }
 
 describe('attach tokens', () => {
-  it('come with POST /runs: base64url(JSON {v, run, tenant, exp}) + "." + base64url(HMAC-SHA256), valid for an hour', async () => {
+  it('come with POST /runs: base64url(JSON {v, run, tenant, exp, respond}) + "." + base64url(HMAC-SHA256), valid for an hour, and may answer tool calls', async () => {
     const before = Math.floor(Date.now() / 1000);
     const { runId, attachToken } = await createRun();
     expect(attachToken).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
     const payload = payloadOf(attachToken);
-    expect(payload).toEqual({ v: 1, run: runId, tenant: null, exp: expect.any(Number) });
+    expect(payload).toEqual({ v: 1, run: runId, tenant: null, exp: expect.any(Number), respond: true });
     expect(payload.exp - before).toBeGreaterThanOrEqual(3599);
     expect(payload.exp - before).toBeLessThanOrEqual(3601);
   });

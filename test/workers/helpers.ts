@@ -1,7 +1,7 @@
 import type { StreamChunk } from '@tanstack/ai';
 import { env, runInDurableObject } from 'cloudflare:test';
 import { exports } from 'cloudflare:workers';
-import { parseTailFrame, type RunView, type TailFrame } from '../../src/protocol/index.ts';
+import { parseSocketFrame, type RunView, type SocketFrame } from '../../src/protocol/index.ts';
 import type { RunObject } from '../../src/run/run-object.ts';
 
 /** A loopback host: with auth off the relay answers no other (DNS rebinding). */
@@ -42,10 +42,10 @@ export const finished = (runId: string) => ({ type: 'RUN_FINISHED', runId, threa
 /** A WebSocket tail as a client sees it: every frame in order, and how it closed. */
 export interface Tail {
   ws: WebSocket;
-  frames: TailFrame[];
+  frames: SocketFrame[];
   closed: Promise<{ code: number; reason: string }>;
   /** Resolves once `predicate` holds for the frames received so far. */
-  until(predicate: (frames: TailFrame[]) => boolean): Promise<TailFrame[]>;
+  until(predicate: (frames: SocketFrame[]) => boolean): Promise<SocketFrame[]>;
   seqs(): number[];
 }
 
@@ -57,7 +57,7 @@ export async function openTail(runId: string, query = ''): Promise<Tail> {
 export function tailOf(res: Response): Tail {
   if (res.status !== 101 || !res.webSocket) throw new Error(`expected 101, got ${res.status}`);
   const ws = res.webSocket;
-  const frames: TailFrame[] = [];
+  const frames: SocketFrame[] = [];
   const waiters = new Set<() => void>();
   const wake = () => {
     for (const waiter of [...waiters]) waiter();
@@ -66,7 +66,7 @@ export function tailOf(res: Response): Tail {
   const closed = new Promise<{ code: number; reason: string }>((resolve) => (resolveClosed = resolve));
   ws.addEventListener('message', (event) => {
     // `pong` answers a `ping` (the auto-response); it is not a frame.
-    if (event.data !== 'pong') frames.push(parseTailFrame(JSON.parse(String(event.data))));
+    if (event.data !== 'pong') frames.push(parseSocketFrame(JSON.parse(String(event.data))));
     wake();
   });
   ws.addEventListener('close', (event) => {
