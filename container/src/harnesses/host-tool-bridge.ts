@@ -51,7 +51,9 @@ export class BridgedHostTools {
    * correlator once the consumer has taken its `TOOL_CALL_END` (the generator
    * resumes only after the consumer's loop body, which writes the chunk): so
    * the request chunk always follows the call's `TOOL_CALL_START/ARGS/END` in
-   * the log.
+   * the log. Calls are told apart by name and input only: a built-in tool
+   * named like a host tool, called with the very same input, could be taken
+   * for it.
    */
   async *observe<C extends { readonly type: unknown }>(stream: AsyncIterable<C>): AsyncGenerator<C> {
     for await (const chunk of stream) {
