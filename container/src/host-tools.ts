@@ -52,7 +52,8 @@ export class HostTools {
         resolve(value);
       });
     });
-    const wait = this.#writer.write(hostToolCallChunk({ toolCallId, toolName: name, input }));
+    const client = this.descriptors.find((tool) => tool.name === name)?.client;
+    const wait = this.#writer.write(hostToolCallChunk({ toolCallId, toolName: name, input, ...(client ? { client } : {}) }));
     if (wait !== undefined) await wait;
     await this.#writer.flush();
     return outcome;

@@ -1,7 +1,8 @@
 import type { StreamChunk } from '@tanstack/ai';
-import { attachSubprotocols, isEventFrame, isStatusFrame, parseTailFrame, type RunView, type TailFrame } from '../protocol/index.ts';
+import { attachSubprotocols, isEventFrame, isStatusFrame, parseTailFrame, type PendingToolCall, type RunView, type TailFrame } from '../protocol/index.ts';
 import { Backoff, sleep, type BackoffOptions } from './backoff.ts';
 import { readRunRecord, RunNotFoundError, runUrl } from './run-record.ts';
+import { answerToolCall, PendingToolCalls } from './tool-calls.ts';
 
 /**
  * `connecting` (first attempt) → `replaying` (catching up on the backlog) →
@@ -33,6 +34,11 @@ export interface AttachRunOptions {
   /** The terminal record, once, after the last chunk. */
   onStatus?: (record: RunView) => void;
   onState?: (state: AttachState) => void;
+  /**
+   * The run's client tool calls waiting for an answer, each time the list
+   * changes: a call asked, or answered (here, in another tab, or by timeout).
+   */
+  onPendingToolCalls?: (calls: PendingToolCall[]) => void;
   /** Aborting stops the tail; `done` rejects with the signal's reason. */
   signal?: AbortSignal;
   /**
@@ -56,6 +62,16 @@ export interface AttachedRun {
   lastSeq(): number;
   /** Stops the tail; `done` rejects with an `AbortError`. */
   close(): void;
+  /** The client tool calls waiting for an answer, as of the last chunk delivered. */
+  pendingToolCalls(): PendingToolCall[];
+  /**
+   * Answers a client tool call with its output (`POST /runs/:runId/tool-results`,
+   * with this tail's token). Resolves with the record; rejects with a
+   * `ToolAnswerError` (`already_answered` when another tab was first).
+   */
+  respond(toolCallId: string, output: unknown): Promise<RunView>;
+  /** Answers a client tool call with an error the harness shows its model; the run goes on. */
+  reject(toolCallId: string, error: string): Promise<RunView>;
 }
 
 /**
@@ -103,6 +119,10 @@ export function attachRun(options: AttachRunOptions): AttachedRun {
 
   let last = fromSeq;
   let state: AttachState | null = null;
+  const pending = new PendingToolCalls();
+  const pendingChanged = (changed: boolean) => {
+    if (changed) options.onPendingToolCalls?.(pending.list());
+  };
   const setState = (next: AttachState) => {
     if (next === state) return;
     state = next;
@@ -159,6 +179,7 @@ export function attachRun(options: AttachRunOptions): AttachedRun {
           return drop(1000, 'run not found');
         }
         target = record === null ? null : record.lastSeq;
+        if (record !== null && !ignoring) pendingChanged(pending.seed(record));
         phase();
       });
 
@@ -182,6 +203,7 @@ export function attachRun(options: AttachRunOptions): AttachedRun {
         last = frame.seq;
         progressed = true;
         onChunk(frame.chunk, frame.seq);
+        pendingChanged(pending.apply(frame.chunk));
         phase();
       };
       ws.addEventListener('message', ({ data }) => {
@@ -247,6 +269,9 @@ export function attachRun(options: AttachRunOptions): AttachedRun {
     done,
     lastSeq: () => last,
     close: () => stop.abort(abortError('attachRun was closed.')),
+    pendingToolCalls: () => pending.list(),
+    respond: (toolCallId, output) => answerToolCall(fetchImpl, options, toolCallId, { output }),
+    reject: (toolCallId, error) => answerToolCall(fetchImpl, options, toolCallId, { error }),
   };
 }
 

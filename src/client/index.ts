@@ -8,6 +8,8 @@ export { attachRun } from './attach-run.ts';
 export type { AttachedRun, AttachRunOptions, AttachState, WebSocketConstructor, WebSocketLike } from './attach-run.ts';
 export type { BackoffOptions } from './backoff.ts';
 export { RunNotFoundError } from './run-record.ts';
+export { answerToolCall, PendingToolCalls, ToolAnswerError } from './tool-calls.ts';
+export type { PendingToolCall } from '../protocol/record.ts';
 export { applyChunk, emptyTranscript, parseTranscript } from './transcript.ts';
 export type { Transcript, TranscriptItem } from './transcript.ts';
 export { transcriptFromMessages } from './thread-messages.ts';

@@ -36,6 +36,12 @@ export interface ToolDescriptor {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  /**
+   * A person answers it (`execute: {type: 'client'}`): its request chunk says
+   * so, for a UI to show a card. Only a hint to readers: the run object goes
+   * by its own copy of the tools.
+   */
+  client?: true;
 }
 
 export interface ToolPolicy {
@@ -158,7 +164,7 @@ export function parseStoredTools(value: unknown, path = 'tools'): ToolSpec[] {
 }
 
 export function toolDescriptors(tools: readonly ToolSpec[]): ToolDescriptor[] {
-  return tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+  return tools.map(({ name, description, inputSchema, execute }) => ({ name, description, inputSchema, ...(execute.type === 'client' ? { client: true as const } : {}) }));
 }
 
 /** The runner's copy: names, descriptions and schemas, shape checked again. */
@@ -167,11 +173,14 @@ export function parseToolDescriptors(value: unknown, path = 'tools'): ToolDescri
   const names = new Set<string>();
   return value.map((item, i) => {
     const tool = ownRecord(item, `${path}[${i}]`);
-    onlyFields(tool, ['name', 'description', 'inputSchema'], `${path}[${i}]`);
+    onlyFields(tool, ['name', 'description', 'inputSchema', 'client'], `${path}[${i}]`);
     if (typeof tool.name !== 'string' || !TOOL_NAME_PATTERN.test(tool.name) || names.has(tool.name)) throw new ProtocolError(`${path}[${i}].name`, `expected a unique name matching ${TOOL_NAME_PATTERN}`);
     names.add(tool.name);
     if (typeof tool.description !== 'string') throw new ProtocolError(`${path}[${i}].description`, 'expected a string');
-    return { name: tool.name, description: tool.description, inputSchema: parseInputSchema(tool.inputSchema, `${path}[${i}].inputSchema`) };
+    if (tool.client !== undefined && tool.client !== true) throw new ProtocolError(`${path}[${i}].client`, 'expected true or nothing');
+    const descriptor: ToolDescriptor = { name: tool.name, description: tool.description, inputSchema: parseInputSchema(tool.inputSchema, `${path}[${i}].inputSchema`) };
+    if (tool.client === true) descriptor.client = true;
+    return descriptor;
   });
 }
 
@@ -188,13 +197,16 @@ export interface HostToolCall {
   toolCallId: string;
   toolName: string;
   input: unknown;
+  /** A person is to answer it (a client tool); see `ToolDescriptor.client`. */
+  client?: true;
 }
 
 /** Ids the harnesses and models use (`toolu_…`, `call_…`, the demo's `<runId>-tool-…`), and nothing that could break a header. */
 export const TOOL_CALL_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,200}$/;
 
 export function hostToolCallChunk(call: HostToolCall, timestamp = Date.now()): StreamChunk {
-  return { type: 'CUSTOM', name: HOST_TOOL_CALL_EVENT, value: { toolCallId: call.toolCallId, toolName: call.toolName, input: call.input }, timestamp } as StreamChunk;
+  const value = { toolCallId: call.toolCallId, toolName: call.toolName, input: call.input, ...(call.client ? { client: true } : {}) };
+  return { type: 'CUSTOM', name: HOST_TOOL_CALL_EVENT, value, timestamp } as StreamChunk;
 }
 
 /** The host tool call a stored chunk asks for, or `null` for every other chunk (or a malformed one). */
@@ -202,9 +214,9 @@ export function hostToolCallOf(chunk: unknown): HostToolCall | null {
   if (!isObject(chunk) || chunk.type !== 'CUSTOM') return null;
   const { name, value } = chunk;
   if (name !== HOST_TOOL_CALL_EVENT || !isObject(value)) return null;
-  const { toolCallId, toolName, input } = value;
+  const { toolCallId, toolName, input, client } = value;
   if (typeof toolCallId !== 'string' || !TOOL_CALL_ID_PATTERN.test(toolCallId) || typeof toolName !== 'string') return null;
-  return { toolCallId, toolName, input };
+  return client === true ? { toolCallId, toolName, input, client } : { toolCallId, toolName, input };
 }
 
 /**
