@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -32,7 +32,8 @@ beforeAll(async () => {
   git('commit', '--quiet', '-m', 'first');
   repoUrl = pathToFileURL(repo).href;
   stack = await startStack({
-    vars: { WORKSPACE_SECRETS: 'DEPLOY_PAT' },
+    // A hung setup must end by the idle limit; every other run here writes its next chunk well within it.
+    vars: { WORKSPACE_SECRETS: 'DEPLOY_PAT', IDLE_TIMEOUT_SECONDS: '8' },
     runnerEnv: {
       PATH: `${FIXTURES}${delimiter}${process.env.PATH ?? ''}`,
       RUNNER_WORKSPACE_ROOT: join(scratch, 'workspaces'),
@@ -77,5 +78,25 @@ describe('a workspace through the local stack', () => {
     expect(record.status).toBe('failed');
     expect(record.error).toMatchObject({ code: 'workspace_failed' });
     expect(record.error?.message).toContain('build broke here');
+  });
+
+  it('ends a setup that hangs by IDLE_TIMEOUT_SECONDS, and kills it', async () => {
+    const pidFile = join(scratch, `hung-${Date.now()}.pid`);
+    const run = await postRun(stack.url, { harness: 'claude-code', prompt: 'MODE:ls', workspace: { setup: [`echo $$ > ${pidFile}; exec sleep 600`] } });
+    const record = await waitSettled(stack.url, run.runId);
+    expect(record).toMatchObject({ status: 'failed', error: { code: 'idle_timeout' } });
+    const pid = Number(readFileSync(pidFile, 'utf8').trim());
+    expect(pid).toBeGreaterThan(0);
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    // The harness's process group is killed in the run's own time after the terminal status.
+    for (let i = 0; i < 500 && alive(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(alive()).toBe(false);
   });
 });
