@@ -2,6 +2,7 @@ import { abortAllDurableObjects } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { isEventFrame, type RunView, type SocketFrame } from '../../src/protocol/index.ts';
 import { api, createRun, openTail, tailOf } from '../workers/helpers.ts';
+import { chunksOf, record, resultsOf, settled, until, type Chunk } from './helpers.ts';
 
 /**
  * Client tools (SPEC "Interactive runs") end to end in workerd, with the demo
@@ -11,36 +12,12 @@ import { api, createRun, openTail, tailOf } from '../workers/helpers.ts';
 
 const ASK = { name: 'ask', description: 'Asks the person a question', inputSchema: { type: 'object', properties: { question: { type: 'string' } } }, execute: { type: 'client' } };
 
-type Chunk = Record<string, unknown> & { type: string };
 
-async function record(runId: string, init?: RequestInit): Promise<RunView> {
-  return (await (await api(`/runs/${runId}`, init)).json()) as RunView;
-}
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
-const settled = (runId: string) => until(() => record(runId), (r) => r.status !== 'running');
 const waiting = (runId: string) => until(() => record(runId), (r) => (r.pendingToolCalls?.length ?? 0) > 0 || r.status !== 'running');
 
-async function chunksOf(runId: string): Promise<Chunk[]> {
-  const text = await (await api(`/runs/${runId}/events?fromSeq=-1`)).text();
-  return text
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as { chunk?: Chunk })
-    .flatMap((frame) => (frame.chunk ? [frame.chunk] : []));
-}
 
-function results(chunks: Chunk[], toolCallId: string): unknown[] {
-  return chunks.filter((chunk) => chunk.type === 'TOOL_CALL_RESULT' && chunk.toolCallId === toolCallId).map((chunk) => JSON.parse(String(chunk.content)));
-}
 
 function answer(runId: string, body: unknown, headers: Record<string, string> = {}) {
   return api(`/runs/${runId}/tool-results`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
@@ -82,7 +59,7 @@ describe.concurrent('client tools', () => {
     const done = await settled(runId);
     expect(done.status).toBe('completed');
     const chunks = await chunksOf(runId);
-    expect(results(chunks, toolCallId)).toEqual([{ answer: 'yes, ship it' }]);
+    expect(resultsOf(chunks, toolCallId)).toEqual([{ answer: 'yes, ship it' }]);
     const { messages } = (await (await api(`/threads/${runId}/messages`)).json()) as { messages: { role: string; toolCallId?: string; content?: unknown }[] };
     expect(messages.find((message) => message.role === 'tool' && message.toolCallId === toolCallId)).toMatchObject({ content: JSON.stringify({ answer: 'yes, ship it' }) });
     second.ws.close();
@@ -97,7 +74,7 @@ describe.concurrent('client tools', () => {
     await tail.until((frames) => frames.some((frame) => 'type' in frame && frame.type === 'tool_result_answer'));
     expect(tail.frames.find((frame) => 'type' in frame && frame.type === 'tool_result_answer')).toMatchObject({ status: 200 });
     expect((await settled(runId)).status).toBe('completed');
-    expect(results(await chunksOf(runId), toolCallId)).toEqual([{ error: 'the person said no' }]);
+    expect(resultsOf(await chunksOf(runId), toolCallId)).toEqual([{ error: 'the person said no' }]);
     const late = await answer(runId, { toolCallId, output: 1 });
     expect(late.status).toBe(409);
     expect(await late.json()).toMatchObject({ error: { code: 'run_finished' } });
@@ -142,7 +119,7 @@ describe.concurrent('client tools', () => {
     const toolCallId = (await waiting(runId)).pendingToolCalls![0]!.toolCallId;
     const done = await settled(runId);
     expect(done.status).toBe('completed');
-    expect(results(await chunksOf(runId), toolCallId)).toEqual([{ error: expect.stringMatching(/^timeout: .*CLIENT_TOOL_TIMEOUT_SECONDS/) }]);
+    expect(resultsOf(await chunksOf(runId), toolCallId)).toEqual([{ error: expect.stringMatching(/^timeout: .*CLIENT_TOOL_TIMEOUT_SECONDS/) }]);
   });
 });
 
@@ -160,6 +137,6 @@ describe('an eviction between an answer and its delivery', () => {
     expect(after.pendingToolCalls).toBeUndefined();
     expect((await settled(runId)).status).toBe('completed');
     const chunks = await chunksOf(runId);
-    expect(results(chunks, toolCallId)).toEqual([{ survived: true }]);
+    expect(resultsOf(chunks, toolCallId)).toEqual([{ survived: true }]);
   });
 });

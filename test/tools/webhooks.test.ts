@@ -1,9 +1,9 @@
 import { abortAllDurableObjects } from 'cloudflare:test';
 import { describe, expect, inject, it } from 'vitest';
-import { parseTailFrame, type RunView } from '../../src/protocol/index.ts';
 import type { WebhookRequest } from '../support/webhook-double.ts';
 import { TOOLS_WEBHOOK_SECRET } from '../support/tools-outbound.ts';
 import { api, createRun } from '../workers/helpers.ts';
+import { chunksOf, resultsOf, settled, type Chunk } from './helpers.ts';
 
 /**
  * Webhook tools end to end in workerd, with the demo harness in the real
@@ -18,26 +18,8 @@ function webhookTool(name: string, behaviour: string, inputSchema: Record<string
   return { name, description: `the ${behaviour} hook`, inputSchema, execute: { type: 'webhook', url: `${hooks}/hooks/${behaviour}` } };
 }
 
-type Chunk = Record<string, unknown> & { type: string };
 
-async function settled(runId: string, ms = 30_000): Promise<RunView> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const record = (await (await api(`/runs/${runId}`)).json()) as RunView;
-    if (record.status !== 'running' || Date.now() > deadline) return record;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
-/** Every chunk of the run as a client replays it. */
-async function chunksOf(runId: string): Promise<Chunk[]> {
-  const text = await (await api(`/runs/${runId}/events?fromSeq=-1`)).text();
-  return text
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => parseTailFrame(JSON.parse(line)))
-    .flatMap((frame) => ('chunk' in frame ? [frame.chunk as unknown as Chunk] : []));
-}
 
 async function callsFor(runId: string): Promise<WebhookRequest[]> {
   const all = (await (await fetch(`${hooks}/_calls`)).json()) as WebhookRequest[];
@@ -50,9 +32,6 @@ async function hmacHex(secret: string, message: string): Promise<string> {
   return [...new Uint8Array(mac)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
 }
 
-function resultOf(chunks: Chunk[], toolCallId: string): unknown[] {
-  return chunks.filter((chunk) => chunk.type === 'TOOL_CALL_RESULT' && chunk.toolCallId === toolCallId).map((chunk) => JSON.parse(String(chunk.content)));
-}
 
 /** The demo's host calls, in the order it made them: the ids its TOOL_CALL_STARTs carry for the run's tools. */
 function hostCallIds(chunks: Chunk[], names: string[]): string[] {
@@ -85,8 +64,8 @@ describe.concurrent('webhook tools', () => {
       // However many ARGS deltas the arguments took, in this order.
       expect(types.filter((type, i) => type !== types[i - 1])).toEqual(['TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'CUSTOM', 'TOOL_CALL_RESULT']);
     }
-    expect(resultOf(chunks, echoId!)).toEqual([{ echo: { text: 'hello hooks' } }]);
-    expect(resultOf(chunks, addId!)).toEqual([{ sum: 42 }]);
+    expect(resultsOf(chunks, echoId!)).toEqual([{ echo: { text: 'hello hooks' } }]);
+    expect(resultsOf(chunks, addId!)).toEqual([{ sum: 42 }]);
 
     const calls = await callsFor(runId);
     expect(calls.map((call) => call.path)).toEqual(['/hooks/echo', '/hooks/add']);
@@ -111,7 +90,7 @@ describe.concurrent('webhook tools', () => {
     const [id] = hostCallIds(chunks, ['flaky']);
     const calls = await callsFor(runId);
     expect(calls.map((call) => call.idempotencyKey)).toEqual([id, id, id]);
-    expect(resultOf(chunks, id!)).toEqual([{ attempt: 3 }]);
+    expect(resultsOf(chunks, id!)).toEqual([{ attempt: 3 }]);
   });
 
   it('gives the harness an error result for a webhook that times out, and the run goes on to complete', async () => {
@@ -122,8 +101,8 @@ describe.concurrent('webhook tools', () => {
     expect((await settled(runId)).status).toBe('completed');
     const chunks = await chunksOf(runId);
     const [slowId, echoId] = hostCallIds(chunks, ['slow', 'echo']);
-    expect(resultOf(chunks, slowId!)).toEqual([{ error: expect.stringMatching(/^timeout: .*TOOL_TIMEOUT_SECONDS/) }]);
-    expect(resultOf(chunks, echoId!)).toEqual([{ echo: { after: 'timeout' } }]);
+    expect(resultsOf(chunks, slowId!)).toEqual([{ error: expect.stringMatching(/^timeout: .*TOOL_TIMEOUT_SECONDS/) }]);
+    expect(resultsOf(chunks, echoId!)).toEqual([{ echo: { after: 'timeout' } }]);
   });
 
   it('checks the input against the schema before calling: a bad input is an error result and no request', async () => {
@@ -131,7 +110,7 @@ describe.concurrent('webhook tools', () => {
     expect((await settled(runId)).status).toBe('completed');
     const chunks = await chunksOf(runId);
     const [id] = hostCallIds(chunks, ['echo']);
-    expect(resultOf(chunks, id!)).toEqual([{ error: expect.stringMatching(/^invalid input for echo: #\/text/) }]);
+    expect(resultsOf(chunks, id!)).toEqual([{ error: expect.stringMatching(/^invalid input for echo: #\/text/) }]);
     expect(await callsFor(runId)).toEqual([]);
   });
 
@@ -139,7 +118,7 @@ describe.concurrent('webhook tools', () => {
     const runId = await startDemo([webhookTool('fail', 'fail')], [{ name: 'fail', input: {} }]);
     expect((await settled(runId)).status).toBe('completed');
     const chunks = await chunksOf(runId);
-    expect(resultOf(chunks, hostCallIds(chunks, ['fail'])[0]!)).toEqual([{ error: 'the tool failed on purpose' }]);
+    expect(resultsOf(chunks, hostCallIds(chunks, ['fail'])[0]!)).toEqual([{ error: 'the tool failed on purpose' }]);
   });
 
   it('refuses a webhook origin outside TOOL_WEBHOOK_ORIGINS with 400 tool_not_allowed, and stores nothing', async () => {
@@ -186,7 +165,7 @@ describe('a run object restart in the middle of a webhook call', () => {
     const calls = await callsFor(runId);
     expect(calls.length).toBeGreaterThanOrEqual(2);
     expect(new Set(calls.map((call) => call.idempotencyKey))).toEqual(new Set([id]));
-    expect(resultOf(chunks, id!)).toEqual([{ attempt: calls.length }]);
+    expect(resultsOf(chunks, id!)).toEqual([{ attempt: calls.length }]);
     // One request chunk, one result: nothing was asked or answered twice.
     expect(chunks.filter((chunk) => chunk.type === 'CUSTOM' && (chunk.value as { toolCallId?: string }).toolCallId === id)).toHaveLength(1);
   });
