@@ -44,6 +44,18 @@ describe('codex against the codex exec --experimental-json double', () => {
     expect(chunks.at(-1)?.usage).toEqual([{ model: 'gpt-5.3-codex', inputTokens: 120, outputTokens: 30, totalTokens: 150, cachedInputTokens: 64, reasoningTokens: 10 }]);
   });
 
+  it("scopes codex's per-process item ids to the run, so two turns of a thread never share a message or call id", async () => {
+    const first = await runHarness(runner, 'codex', 'list the files [scenario:tool]');
+    const second = await runHarness(runner, 'codex', 'list the files [scenario:tool]');
+    const ids = (run: typeof first) =>
+      new Set(run.chunks.flatMap((chunk) => [chunk.messageId, chunk.toolCallId, chunk.parentMessageId].filter((id): id is string => typeof id === 'string')));
+    for (const run of [first, second]) {
+      expect(ids(run).size).toBeGreaterThan(0);
+      for (const id of ids(run)) expect(id.startsWith(`${run.id}-`), id).toBe(true);
+    }
+    expect([...ids(first)].filter((id) => ids(second).has(id))).toEqual([]);
+  });
+
   it('goes on after transient "Reconnecting... n/5" notices (the WebSocket fallback) and completes', async () => {
     const { chunks } = await runHarness(runner, 'codex', 'list the files [scenario:reconnect]');
     expect(await agUiProblems(chunks)).toEqual([]);

@@ -57,8 +57,15 @@ export function codexTap(runId: string): CliEventTap {
     onEvent() {},
     transform(chunk) {
       if (chunk.type === 'RUN_ERROR' && typeof chunk.message === 'string' && CODEX_RETRY_NOTICE.test(chunk.message)) return null;
-      if (typeof chunk.toolCallId === 'string') return { ...chunk, toolCallId: `${runId}-${chunk.toolCallId}` };
-      return chunk;
+      // Codex numbers its items per process (`item_0`, …): every turn of a thread would reuse them,
+      // merging one turn's messages and calls with another's in a UI, the transcript and a webhook's Idempotency-Key.
+      const scoped = (id: unknown) => (typeof id === 'string' && !id.startsWith(`${runId}-`) ? `${runId}-${id}` : id);
+      if (typeof chunk.toolCallId !== 'string' && typeof chunk.messageId !== 'string' && typeof chunk.parentMessageId !== 'string') return chunk;
+      const out = { ...chunk };
+      if (typeof chunk.toolCallId === 'string') out.toolCallId = scoped(chunk.toolCallId);
+      if (typeof chunk.messageId === 'string') out.messageId = scoped(chunk.messageId);
+      if (typeof chunk.parentMessageId === 'string') out.parentMessageId = scoped(chunk.parentMessageId);
+      return out;
     },
   };
 }
