@@ -8,7 +8,7 @@
  * itself. stdout: the run's chunks as NDJSON and nothing else. stderr: logs.
  */
 import { Console } from 'node:console';
-import { parseToolResult, parseTrustedJson, relayRunError, type HarnessName } from '../../src/protocol/index.ts';
+import { APPROVAL_TOOL, parseToolResult, parseTrustedJson, relayRunError, toolDescriptors, type HarnessName } from '../../src/protocol/index.ts';
 import { ChunkWriter } from './chunk-writer.ts';
 import { parseHarnessJob, type HarnessJob } from './harness-job.ts';
 import { HostTools } from './host-tools.ts';
@@ -79,7 +79,9 @@ async function main(): Promise<void> {
   const secretNames = request.workspace?.secrets ?? [];
   const redact = createRedactor(process.env, secretNames);
   const writer = new ChunkWriter(process.stdout, redact, secretValues(process.env, secretNames));
-  const tools = request.tools !== undefined && request.tools.length > 0 ? new HostTools(request.tools, writer) : undefined;
+  // The approval tool is the harness's to call, never the model's: callable, not among the advertised tools.
+  const unadvertised = request.approvals === 'client' ? toolDescriptors([APPROVAL_TOOL]) : [];
+  const tools = (request.tools?.length ?? 0) > 0 || unadvertised.length > 0 ? new HostTools(request.tools ?? [], writer, { unadvertised }) : undefined;
   onLine = (line) => onResultLine(line, tools);
   for (const line of early.splice(0)) onLine(line);
   try {

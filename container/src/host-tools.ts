@@ -18,19 +18,23 @@ export interface HostToolCallInput {
  * (`TOOL_CALL_RESULT`), as for any tool.
  */
 export class HostTools {
+  /** The run's own tools: what a harness advertises to its model. */
   readonly descriptors: readonly ToolDescriptor[];
+  /** Those and the ones the harness calls itself but never advertises (the `approve` tool of a run with approvals). */
+  readonly #callable: readonly ToolDescriptor[];
   readonly #writer: ChunkWriter;
   readonly #waiting = new Map<string, (outcome: ToolOutcome) => void>();
   /** Outcomes that arrived before their call was made (the runner may deliver a restarted object's answer early). */
   readonly #early = new Map<string, ToolOutcome>();
 
-  constructor(descriptors: readonly ToolDescriptor[], writer: ChunkWriter) {
+  constructor(descriptors: readonly ToolDescriptor[], writer: ChunkWriter, { unadvertised = [] }: { unadvertised?: readonly ToolDescriptor[] } = {}) {
     this.descriptors = descriptors;
+    this.#callable = [...descriptors, ...unadvertised];
     this.#writer = writer;
   }
 
   has(name: string): boolean {
-    return this.descriptors.some((tool) => tool.name === name);
+    return this.#callable.some((tool) => tool.name === name);
   }
 
   async call({ toolCallId, name, input, signal }: HostToolCallInput): Promise<ToolOutcome> {
@@ -52,7 +56,7 @@ export class HostTools {
         resolve(value);
       });
     });
-    const client = this.descriptors.find((tool) => tool.name === name)?.client;
+    const client = this.#callable.find((tool) => tool.name === name)?.client;
     const wait = this.#writer.write(hostToolCallChunk({ toolCallId, toolName: name, input, ...(client ? { client } : {}) }));
     if (wait !== undefined) await wait;
     await this.#writer.flush();

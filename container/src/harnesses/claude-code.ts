@@ -1,5 +1,6 @@
-import { SAFE_HARNESS_DEFAULTS, parseHarnessOptions } from '../../../src/protocol/index.ts';
+import { APPROVAL_TOOL_NAME, SAFE_HARNESS_DEFAULTS, parseHarnessOptions } from '../../../src/protocol/index.ts';
 import { claudeCodeTap } from './cli-events.ts';
+import { ClientApprovals } from './client-approvals.ts';
 import { BridgedHostTools } from './host-tool-bridge.ts';
 import { pipeSandboxedAgent } from './local-sandbox.ts';
 import type { HarnessContext } from './types.ts';
@@ -14,6 +15,9 @@ const DEFAULT_MODEL = 'sonnet';
  * from the environment it inherits; nothing here passes a key. The run's host
  * tools reach it through the adapter's MCP bridge (`--mcp-config`), as
  * `mcp__tanstack__<name>`; the adapter strips the prefix from its chunks.
+ * With `approvals: 'client'` the CLI's permission prompts go to a person
+ * (client-approvals.ts); the allow rules above name the host tools only, so
+ * the CLI's own tools still ask.
  */
 export async function runClaudeCode(ctx: HarnessContext): Promise<void> {
   const { request } = ctx;
@@ -29,5 +33,6 @@ export async function runClaudeCode(ctx: HarnessContext): Promise<void> {
     // bypassPermissions, `claude -p` refuses an MCP tool that no allow rule names.
     ...(hostTools !== undefined ? { allowedTools: hostTools.names.map((name) => `mcp__${BRIDGED_MCP_SERVER_NAME}__${name}`) } : {}),
   });
-  await pipeSandboxedAgent(ctx, adapter, { sessionId: options.sessionId, tap: claudeCodeTap(), ...(hostTools !== undefined ? { hostTools } : {}) });
+  const approvals = request.approvals === 'client' && ctx.tools?.has(APPROVAL_TOOL_NAME) === true ? new ClientApprovals(ctx.tools, ctx.writer) : undefined;
+  await pipeSandboxedAgent(ctx, adapter, { sessionId: options.sessionId, tap: claudeCodeTap(), ...(hostTools !== undefined ? { hostTools } : {}), ...(approvals !== undefined ? { approvals } : {}) });
 }

@@ -2,6 +2,7 @@ import type { chat, ModelMessage } from '@tanstack/ai';
 import type { WorkspaceRequest } from '../../../src/protocol/index.ts';
 import { pipeChatStream } from './chat-stream.ts';
 import { tappedAdapter, type CliEventTap } from './cli-events.ts';
+import type { ClientApprovals } from './client-approvals.ts';
 import type { BridgedHostTools } from './host-tool-bridge.ts';
 import type { HarnessContext } from './types.ts';
 import { workspaceStep } from './workspace-setup.ts';
@@ -38,15 +39,17 @@ export interface SandboxedAgentOptions {
   tap: CliEventTap;
   /** The run's host tools, which the adapter serves to the CLI through its MCP bridge. */
   hostTools?: BridgedHostTools;
+  /** The CLI's permission prompts, answered by a person (`approvals: 'client'`). */
+  approvals?: ClientApprovals;
 }
 
 /**
  * Runs a coding-agent adapter with `chat()` in the local sandbox and writes its
  * stream to the runner: the part the CLI harnesses share.
  */
-export async function pipeSandboxedAgent(ctx: HarnessContext, adapter: AgentAdapter, { sessionId, tap, hostTools }: SandboxedAgentOptions): Promise<void> {
+export async function pipeSandboxedAgent(ctx: HarnessContext, adapter: AgentAdapter, { sessionId, tap, hostTools, approvals }: SandboxedAgentOptions): Promise<void> {
   const { request } = ctx;
-  const [{ chat }, sandbox, tools] = await Promise.all([import('@tanstack/ai'), localSandbox(ctx.workspace), hostTools?.stubs()]);
+  const [{ chat }, sandbox, tools, approving] = await Promise.all([import('@tanstack/ai'), localSandbox(ctx.workspace), hostTools?.stubs(), approvals?.middleware()]);
   const agent = () =>
     chat({
       adapter: tappedAdapter(adapter, tap),
@@ -54,14 +57,17 @@ export async function pipeSandboxedAgent(ctx: HarnessContext, adapter: AgentAdap
       messages: request.messages as unknown as ModelMessage[],
       runId: request.runId,
       threadId: request.threadId,
-      middleware: [sandbox],
+      middleware: approving !== undefined ? [sandbox, approving] : [sandbox],
       // The adapters bridge these to the CLI; `chat()` never runs one itself (a CLI turn never ends with `tool_calls`).
       ...(tools !== undefined && tools.length > 0 ? { tools } : {}),
       ...(sessionId !== undefined ? { modelOptions: { sessionId } } : {}),
     });
   const { workspace } = request;
   const dir = ctx.workspace;
-  const observed = <C extends { readonly type: unknown }>(stream: AsyncIterable<C>) => (hostTools === undefined ? stream : hostTools.observe(stream));
+  const observed = <C extends { readonly type: unknown }>(stream: AsyncIterable<C>) => {
+    const bridged = hostTools === undefined ? stream : hostTools.observe(stream);
+    return approvals === undefined ? bridged : approvals.observe(bridged);
+  };
   if (workspace === undefined || dir === undefined) return pipeChatStream(observed(agent()), ctx);
   // One stream, so the normalizer puts RUN_STARTED before the workspace step and ends a failed one.
   async function* prepared(spec: WorkspaceRequest, at: string) {

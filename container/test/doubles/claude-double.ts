@@ -41,13 +41,31 @@
  * `tool_use_meta` / `tool_result_meta`, which the SDK types lack and the
  * adapter does not read.)
  *
+ *
+ * With `--permission-prompt-tool mcp__<server>__<tool>` (what the adapter
+ * passes when it serves one on its bridge) it does what 2.1.332 did: that tool
+ * is not in `system/init`'s tools (nor offered to the model), and before one of
+ * its own tools runs without an allow rule (`--allowedTools`) outside
+ * bypassPermissions, after the response's `message_stop`, it calls the tool
+ * with `{tool_name, input, tool_use_id}` and reads `{behavior, message?}` from
+ * its text: `allow` runs the tool, `deny` writes a failed result with the
+ * message (`tool_use_result: "Error: <message>"`) and the denial goes in the
+ * result's `permission_denials`. Its Bash tool runs the command (`sh -c` in
+ * the cwd). The real CLI's acceptEdits also runs some file-writing commands
+ * (`touch`, `echo > f`) unasked; the double asks for every Bash command, so a
+ * scenario uses one 2.1.332 asked for (`cp /dev/null <file>`). Without a
+ * prompt tool, `-p` refuses as for an MCP tool (2.1.332's message names
+ * what the command would do; the double's names the tool).
+ *
  * The scenario is picked by the prompt (stdin): `[scenario:tool]` (the default:
  * text, a Bash call, its result, closing text), `[scenario:long N]` (an N-char
  * answer in 20-char deltas), `[scenario:api-error]`, `[scenario:invalid-key]`,
  * `[scenario:rate-limit]`, `[scenario:overloaded]`, and `[scenario:host-tool
  * <name> <JSON input>]` (once per call: each a response calling
- * `mcp__tanstack__<name>`, then closing text quoting every result).
+ * `mcp__tanstack__<name>`, then closing text quoting every result), among
+ * which `[scenario:cli-tool Bash <JSON input>]` calls the CLI's own Bash.
  */
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { SDKMessage, SDKPermissionDenial } from '@anthropic-ai/claude-agent-sdk';
@@ -73,6 +91,8 @@ function fail(message: string): never {
 const VERSION = '2.1.332';
 const sessionId = randomUUID();
 const permissionMode = flag('--permission-mode')?.replace(/'/g, '') ?? 'default';
+/** `mcp__<server>__<tool>`, split: the MCP tool the CLI asks before running a tool no rule allows. */
+const permissionPrompt = ((value) => (value === undefined ? undefined : { name: value, server: value.split('__')[1] ?? '', tool: value.split('__').slice(2).join('__') }))(flag('--permission-prompt-tool')?.replace(/'/g, ''));
 const model = flag('--model') === 'sonnet' || flag('--model') === undefined ? 'claude-sonnet-4-6' : (flag('--model') as string);
 const started = Date.now();
 const usage: BetaUsage = {
@@ -100,7 +120,7 @@ function init(): void {
     subtype: 'init',
     cwd: process.cwd(),
     session_id: sessionId,
-    tools: ['Bash', 'Edit', 'Read', 'Write', ...mcp.statuses.flatMap((server) => server.tools.map((tool) => `mcp__${server.name}__${tool}`))],
+    tools: ['Bash', 'Edit', 'Read', 'Write', ...mcp.statuses.flatMap((server) => server.tools.map((tool) => `mcp__${server.name}__${tool}`)).filter((name) => name !== permissionPrompt?.name)],
     mcp_servers: mcp.statuses.map(({ name, status }) => ({ name, status, source: 'dynamic' })),
     model,
     permissionMode: permissionMode as 'default',
@@ -256,6 +276,83 @@ async function hostToolCall({ name, input }: HostToolScenarioCall, first: boolea
   return `${name} answered: ${outcome.text}`;
 }
 
+/** The CLI's Bash tool: the command in the cwd, its output as the result (a failed one when it exits non-zero). */
+function runBash(toolId: string, command: string): string {
+  const ran = spawnSync('sh', ['-c', command], { cwd: process.cwd(), encoding: 'utf8' });
+  const output = `${ran.stdout}${ran.stderr}`.trim();
+  if (ran.status === 0) {
+    const content = output === '' ? '(Bash completed with no output)' : output;
+    emit({
+      type: 'user',
+      message: { role: 'user', content: [{ tool_use_id: toolId, type: 'tool_result', content, is_error: false }] },
+      parent_tool_use_id: null,
+      tool_use_result: { stdout: ran.stdout, stderr: ran.stderr, interrupted: false, isImage: false },
+      uuid: randomUUID(),
+      session_id: sessionId,
+      timestamp: new Date().toISOString(),
+    });
+    return `Bash answered: ${content}`;
+  }
+  const text = `Exit code ${ran.status ?? 1}\n${output}`.trim();
+  toolResult(toolId, text, true, `Error: ${text}`);
+  return `Bash failed: ${text}`;
+}
+
+/** The permission prompt tool's decision: its text is the JSON `{behavior, message?}`; anything else denies. */
+async function askPermission(name: string, input: Record<string, unknown>, toolId: string): Promise<{ behavior: 'allow' | 'deny'; message: string }> {
+  const outcome = await mcp.call(permissionPrompt!.server, permissionPrompt!.tool, { tool_name: name, input, tool_use_id: toolId });
+  try {
+    const answer = JSON.parse(outcome.text) as { behavior?: unknown; message?: unknown };
+    if (!outcome.isError && (answer.behavior === 'allow' || answer.behavior === 'deny')) return { behavior: answer.behavior, message: typeof answer.message === 'string' ? answer.message : '' };
+  } catch {
+    // Not JSON: refused below, as any answer that is not a decision.
+  }
+  return { behavior: 'deny', message: `Permission prompt tool returned an invalid result: ${outcome.text}` };
+}
+
+/** One response calling the CLI's own tool, the permission it needs, and its result line; returns what the model read. */
+async function cliToolCall({ name, input }: HostToolScenarioCall, first: boolean, denials: SDKPermissionDenial[]): Promise<string> {
+  const toolId = `toolu_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+  const blocks: Block[] = [...(first ? [textBlock(`I will call ${name}.`)] : []), { type: 'tool_use', id: toolId, name, input, deltas: [JSON.stringify(input)] }];
+  const command = input.command;
+  if (name !== 'Bash' || typeof command !== 'string') {
+    response(blocks, 'tool_use');
+    const text = `<tool_use_error>Error: No such tool available: ${name}</tool_use_error>`;
+    toolResult(toolId, text, true, `Error: ${text}`);
+    return `${name} failed: ${text}`;
+  }
+  const rules = (flag('--allowedTools') ?? '').replace(/'/g, '').split(/[\s,]+/);
+  if (permissionMode === 'bypassPermissions' || rules.includes(name)) {
+    // Allowed: the tool runs as soon as its block is complete, before the response ends.
+    let said = '';
+    response(blocks, 'tool_use', (block) => {
+      if (block.type === 'tool_use') said = runBash(toolId, command);
+    });
+    return said;
+  }
+  response(blocks, 'tool_use');
+  if (permissionPrompt === undefined || !mcp.has(permissionPrompt.server, permissionPrompt.tool)) {
+    const message = `Claude requested permissions to use ${name}, but you haven't granted it yet.`;
+    emit({ type: 'system', subtype: 'permission_denied', tool_name: name, tool_use_id: toolId, message, uuid: randomUUID(), session_id: sessionId });
+    toolResult(toolId, message, true, `Error: ${message}`);
+    denials.push({ tool_name: name, tool_use_id: toolId, tool_input: input });
+    return `${name} failed: ${message}`;
+  }
+  const decision = await askPermission(name, input, toolId);
+  if (decision.behavior === 'allow') return runBash(toolId, command);
+  emit({
+    type: 'user',
+    message: { role: 'user', content: [{ type: 'tool_result', content: decision.message, is_error: true, tool_use_id: toolId }] },
+    parent_tool_use_id: null,
+    tool_use_result: `Error: ${decision.message}`,
+    uuid: randomUUID(),
+    session_id: sessionId,
+    timestamp: new Date().toISOString(),
+  });
+  denials.push({ tool_name: name, tool_use_id: toolId, tool_input: input });
+  return `${name} denied: ${decision.message}`;
+}
+
 const prompt = await readStdin();
 const scenario = scenarioOf(prompt);
 // The real CLI connects to its MCP servers before `system/init`, which reports them.
@@ -306,7 +403,7 @@ switch (scenario.kind) {
   case 'host-tool': {
     const denials: SDKPermissionDenial[] = [];
     const said: string[] = [];
-    for (const [at, call] of scenario.calls.entries()) said.push(await hostToolCall(call, at === 0, denials));
+    for (const [at, call] of scenario.calls.entries()) said.push(await (call.cli ? cliToolCall : hostToolCall)(call, at === 0, denials));
     const closing = said.join(' ');
     response([textBlock(closing)], 'end_turn');
     result(scenario.calls.length + 1, false, closing, null, denials);

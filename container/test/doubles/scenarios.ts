@@ -12,16 +12,24 @@ export type Scenario =
   | { kind: 'overloaded' }
   /** Codex only: a transient "Reconnecting... 1/5" notice, then the normal run. */
   | { kind: 'reconnect' }
-  /** The CLI doubles: the model calls the run's host tools through the adapter's MCP bridge, in order. */
+  /**
+   * The CLI doubles: the model calls the run's host tools through the adapter's MCP bridge, in order;
+   * with `cli-tool` calls among them, the CLI's own tool of that name (the Claude Code double: `Bash`).
+   */
   | { kind: 'host-tool'; calls: HostToolScenarioCall[] };
 
 export interface HostToolScenarioCall {
   name: string;
   input: Record<string, unknown>;
+  /** `[scenario:cli-tool …]`: one of the CLI's own tools, not a bridged one. */
+  cli?: true;
 }
 
-/** `[scenario:host-tool <name> <JSON object>]`, once per call (the object may not hold `}]`). */
-const HOST_TOOL_TAG = /\[scenario:host-tool ([A-Za-z][A-Za-z0-9_-]*) (\{.*?\})\]/g;
+/**
+ * `[scenario:host-tool <name> <JSON object>]` or `[scenario:cli-tool <name> <JSON object>]`, once
+ * per call (the object may not hold `}]`). The provider double calls either by its name, if offered.
+ */
+const HOST_TOOL_TAG = /\[scenario:(host-tool|cli-tool) ([A-Za-z][A-Za-z0-9_-]*) (\{.*?\})\]/g;
 
 export const TOOL_COMMAND = 'ls';
 export const TOOL_OUTPUT = 'README.md\npackage.json\n';
@@ -29,7 +37,7 @@ export const TOOL_OUTPUT = 'README.md\npackage.json\n';
 export const DELTA_CHARS = 20;
 
 export function scenarioOf(prompt: string): Scenario {
-  const calls = [...prompt.matchAll(HOST_TOOL_TAG)].map(([, name, json]) => ({ name: name!, input: JSON.parse(json!) as Record<string, unknown> }));
+  const calls = [...prompt.matchAll(HOST_TOOL_TAG)].map(([, tag, name, json]): HostToolScenarioCall => ({ name: name!, input: JSON.parse(json!) as Record<string, unknown>, ...(tag === 'cli-tool' ? { cli: true as const } : {}) }));
   if (calls.length > 0) return { kind: 'host-tool', calls };
   const match = /\[scenario:([a-z-]+)(?: (\d+))?\]/.exec(prompt);
   switch (match?.[1]) {
