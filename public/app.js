@@ -1,6 +1,6 @@
-import { attachRun, applyChunk, emptyTranscript, HARNESS_NAMES, parseTranscript, RunNotFoundError, transcriptFromMessages } from '/assets/client.js';
+import { attachRun, applyChunk, emptyTranscript, HARNESS_NAMES, parseTranscript, RunNotFoundError, ToolAnswerError, transcriptFromMessages } from '/assets/client.js';
 import { TranscriptView } from '/render.js';
-import { parsePendingToolCalls, ToolAnswers } from '/tool-answers.js';
+import { ToolAnswers } from '/tool-answers.js';
 
 /**
  * The demo page: a conversation (a thread), one run per turn. The URL names
@@ -31,7 +31,7 @@ const view = new TranscriptView($('transcript'), $('scroller'));
 let thread = null;
 /**
  * The run this tab tails: the thread's active turn, or the last one it followed.
- * @type {null | {runId: string, transcript: object, prompt: string | null, token?: string, status: string | null, turn: import('/render.js').TurnView, answers: ToolAnswers, tail?: object, saveTimer?: number, reading?: boolean, readAgain?: boolean}}
+ * @type {null | {runId: string, transcript: object, prompt: string | null, token?: string, status: string | null, turn: import('/render.js').TurnView, answers: ToolAnswers, tail?: object, saveTimer?: number}}
  */
 let current = null;
 let posting = false;
@@ -155,43 +155,30 @@ function showConversation(threadId) {
   document.title = `${threadId.slice(0, 12)}… · harness-relay`;
 }
 
-/**
- * GET /runs/:id: the run's status, and which of its calls wait for a person.
- * One read at a time; a read asked for meanwhile runs after it, so the last
- * word is never older than the last chunk that asked.
- */
-function refreshRecord(run) {
-  if (run.reading) {
-    run.readAgain = true;
-    return;
-  }
-  run.reading = true;
+/** The SDK's requests (the record, tool answers) carry the API token when one is typed; the run's attach token rides as `?token=`. */
+function fetchWithApiToken(url, init = {}) {
+  return fetch(url, { ...init, headers: { ...init.headers, ...authHeaders() } });
+}
+
+/** The run's status before its tail has said anything (a run this tab did not just start). */
+function readStatus(run) {
   fetch(runPath(run), { headers: authHeaders() })
     .then((res) => (res.ok ? res.json() : null))
     .then((record) => {
-      if (!record || TERMINAL.has(run.status)) return;
-      setRunStatus(run, record.status);
-      if (!TERMINAL.has(record.status)) run.answers.sync(parsePendingToolCalls(record));
+      if (record && !TERMINAL.has(run.status)) setRunStatus(run, record.status);
     })
-    .catch(() => {})
-    .finally(() => {
-      run.reading = false;
-      if (run.readAgain && !TERMINAL.has(run.status)) {
-        run.readAgain = false;
-        refreshRecord(run);
-      }
-    });
+    .catch(() => {});
 }
 
-/** POST /runs/:id/tool-results: `{ok}` or the relay's `{status, code, message}`. */
+/** Answers a client tool call through the tail (`POST /runs/:id/tool-results`): `{ok}` or the relay's `{status, code, message}`. */
 async function sendToolResult(run, toolCallId, output) {
-  const res = await fetch(runPath(run, '/tool-results'), {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...authHeaders() },
-    body: JSON.stringify({ toolCallId, output }),
-  });
-  if (res.ok) return { ok: true, status: res.status };
-  return { ok: false, ...(await apiError(res)) };
+  try {
+    await run.tail.respond(toolCallId, output);
+    return { ok: true, status: 200 };
+  } catch (error) {
+    if (error instanceof ToolAnswerError) return { ok: false, status: error.status, code: error.code, message: error.message };
+    throw error;
+  }
 }
 
 function onChunk(run, chunk, seq) {
@@ -199,8 +186,6 @@ function onChunk(run, chunk, seq) {
   if (at >= 0) run.turn.update(run.transcript.items[at]);
   // The call was answered, here or in another tab: every tab's card resolves on this chunk.
   if (chunk.type === 'TOOL_CALL_RESULT' && typeof chunk.toolCallId === 'string') run.answers.resolve(chunk.toolCallId);
-  // A host tool call: the record says whether it is one a person answers (a webhook call is not).
-  if (chunk.type === 'CUSTOM' && chunk.name === 'tool-input-available') refreshRecord(run);
   if (current === run) setSeq(seq);
   scheduleSave(run);
 }
@@ -230,15 +215,17 @@ function followRun(runId, known = {}) {
   setSeq(run.transcript.lastSeq);
   if (run.prompt) turn.showPrompt(run.prompt);
   turn.renderAll(run.transcript);
-  // A run this tab just started has no status to learn and no call waiting yet.
-  if (!known.status) refreshRecord(run);
+  if (!known.status) readStatus(run);
 
   run.tail = attachRun({
     baseUrl: location.origin,
     runId,
     fromSeq: run.transcript.lastSeq,
     token: run.token,
+    fetchImpl: fetchWithApiToken,
     onChunk: (chunk, seq) => onChunk(run, chunk, seq),
+    // The SDK knows which calls wait for a person: those its chunks mark `client`, and the record's `pendingToolCalls`.
+    onPendingToolCalls: (calls) => run.answers.sync(calls),
     onStatus(record) {
       run.answers.clear();
       turn.settle();
@@ -425,7 +412,12 @@ async function startRun(event) {
   refreshComposer();
   try {
     const res = await fetch('/runs', { method: 'POST', headers: { 'content-type': 'application/json', ...authHeaders() }, body: JSON.stringify(body) });
-    if (!res.ok) return showError((await apiError(res)).message);
+    if (!res.ok) {
+      const error = await apiError(res);
+      // Another tab started this thread's next turn: follow it here too (the prompt stays in the composer).
+      if (error.code === 'thread_busy' && thread) openThread(thread.threadId);
+      return showError(error.message);
+    }
     const record = await res.json();
     $('prompt').value = '';
     $('advanced').open = false;

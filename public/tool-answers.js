@@ -6,26 +6,14 @@ import { el } from '/render.js';
  * `approve` call (a harness asking permission, input `{tool, input}`), a
  * JSON answer for any other client tool.
  *
- * Which calls wait is the run record's `pendingToolCalls`, not the stream:
- * the stream's `tool-input-available` chunk is sent for webhook calls too,
- * which the relay answers itself. A card goes away for good when the call's
- * `TOOL_CALL_RESULT` arrives, when this tab's answer is taken, or when
- * another tab's was (`409 already_answered`), so a stale record read in
- * flight cannot bring it back.
+ * Which calls wait comes from the SDK's tail (`onPendingToolCalls`: the
+ * chunks that mark a call `client`, and the record's `pendingToolCalls`). A
+ * card goes away for good when the call's `TOOL_CALL_RESULT` arrives, when
+ * this tab's answer is taken, or when another tab's was (`409
+ * already_answered`), so a list read before the answer cannot bring it back.
  */
 
 export const APPROVAL_TOOL = 'approve';
-
-/** `record.pendingToolCalls`, checked entry by entry: `[{toolCallId, name, input}]`, nothing for anything else. */
-export function parsePendingToolCalls(record) {
-  const list = record?.pendingToolCalls;
-  if (!Array.isArray(list)) return [];
-  return list.flatMap((entry) =>
-    entry && typeof entry.toolCallId === 'string' && entry.toolCallId !== '' && typeof entry.name === 'string'
-      ? [{ toolCallId: entry.toolCallId, name: entry.name, input: entry.input ?? null }]
-      : [],
-  );
-}
 
 /** Answers that mean "nothing left to answer here": another tab won, the call is unknown, or the run is over. */
 const SETTLED_CODES = new Set(['already_answered', 'run_finished', 'tool_call_not_found', 'run_not_found']);

@@ -39,6 +39,7 @@ async function runText(url: string, runId: string): Promise<{ messages: ShownMes
       record = frame.record;
       continue;
     }
+    if (!('chunk' in frame)) continue;
     const chunk = frame.chunk as unknown as { type: string; messageId?: string; delta?: string };
     if (chunk.type === 'TEXT_MESSAGE_CONTENT') texts.set(chunk.messageId!, (texts.get(chunk.messageId!) ?? '') + chunk.delta);
   }
@@ -107,6 +108,7 @@ describe.skipIf(!HAS_CHROMIUM)('the demo page in a browser', () => {
     dir = mkdtempSync(join(tmpdir(), 'relay-e2e-browser-'));
     stack = await startLocalStack({ port: 0, runnerPort: 0, persistTo: join(dir, 'state') });
     browser = await launchChromium(join(dir, 'profile'));
+    mkdirSync(ARTIFACTS, { recursive: true });
   });
 
   afterAll(async () => {
@@ -167,7 +169,6 @@ describe.skipIf(!HAS_CHROMIUM)('the demo page in a browser', () => {
     expect(JSON.parse((await card.locator('.tool-result').textContent())!)).toEqual({ words: 3 });
     await expect(page.locator('.reasoning-text').textContent()).resolves.toContain('The prompt has 3 words.');
 
-    mkdirSync(ARTIFACTS, { recursive: true });
     await page.setViewportSize({ width: 1180, height: 1120 });
     await page.click('.reasoning summary');
     await page.screenshot({ path: join(ARTIFACTS, 'demo-page.png'), animations: 'disabled' });
@@ -236,6 +237,98 @@ describe.skipIf(!HAS_CHROMIUM)('the demo page in a browser', () => {
     await page.waitForURL(`${stack.url}/?thread=${fresh}`);
     await waitForSettled(page, 'completed');
     expect(await shownPrompts(page)).toEqual(['Another subject']);
+    await page.close();
+  });
+
+  it('shows a client tool call as a card in every tab: the first answer wins, both tabs resolve, the run completes', async () => {
+    const tools = [
+      { name: 'approve', description: 'Ask a person to allow a harness action.', inputSchema: { type: 'object' }, execute: { type: 'client' } },
+      { name: 'pick_color', description: 'Ask a person for a color.', inputSchema: { type: 'object', properties: { choices: { type: 'array' } } }, execute: { type: 'client' } },
+    ];
+    // The demo calls them in order, each once the one before has its answer; the last keeps the run waiting while the second is answered twice.
+    const toolCalls = [
+      { name: 'approve', input: { tool: 'Bash', input: { command: 'ls' } } },
+      { name: 'pick_color', input: { choices: ['red', 'blue'] } },
+      { name: 'approve', input: { tool: 'Write', input: { path: 'notes.md' } } },
+    ];
+    const page = await browser.newPage();
+    await page.goto(`${stack.url}/`);
+    await page.click('#advanced summary');
+    await page.fill('#tools', JSON.stringify(tools));
+    const runId = await sendPrompt(page, 'Ask before you act', { chunks: 3, delayMs: 5, toolCalls });
+    const answer = (p: Page, name: string) => p.locator(`.tool-card:has(.tool-name:text-is("${name}")) .tool-answer`);
+
+    // The run waits on a person, with the call on its record; a second tab on the conversation shows the same card.
+    await answer(page, 'approve').waitFor();
+    const waiting = parseRunView(await (await fetch(`${stack.url}/runs/${runId}`)).json());
+    expect(waiting.status).toBe('running');
+    expect(waiting.pendingToolCalls?.map((call) => [call.name, call.input])).toEqual([['approve', toolCalls[0]!.input]]);
+    const approveId = waiting.pendingToolCalls![0]!.toolCallId;
+    await expect(answer(page, 'approve').getAttribute('data-answer-for')).resolves.toBe(approveId);
+    await expect(answer(page, 'approve').locator('code').textContent()).resolves.toBe('Bash');
+    await page.screenshot({ path: join(ARTIFACTS, 'demo-page-approval.png'), animations: 'disabled' });
+
+    const second = await browser.newPage();
+    // The second tab's tail goes through here, so the test can hold what the relay sends it.
+    let holding = false;
+    const held: (string | Buffer)[] = [];
+    let toPage: ((message: string | Buffer) => void) | undefined;
+    await second.routeWebSocket(/\/runs\/[^/]+\/ws/, (ws) => {
+      const server = ws.connectToServer();
+      toPage = (message) => ws.send(message);
+      server.onMessage((message) => (holding ? held.push(message) : ws.send(message)));
+    });
+    await second.goto(`${stack.url}/?thread=${new URL(page.url()).searchParams.get('thread')}`);
+    await answer(second, 'approve').waitFor();
+
+    // Approve in the first tab: the card resolves there and, on the call's TOOL_CALL_RESULT, in the second.
+    await answer(page, 'approve').locator('button[data-behavior="allow"]').click();
+    await answer(page, 'approve').waitFor({ state: 'detached' });
+    await answer(second, 'approve').waitFor({ state: 'detached' });
+    const approveResult = (p: Page) => p.locator(`.tool-card[data-tool-call-id="${approveId}"] .tool-result`);
+    await second.locator(`.tool-card[data-tool-call-id="${approveId}"][data-state="done"]`).waitFor();
+    expect(JSON.parse((await approveResult(second).textContent())!)).toEqual({ behavior: 'allow' });
+
+    // The next call: the second tab hears nothing more, so it still offers its form after the first tab answered.
+    await answer(page, 'pick_color').waitFor();
+    await answer(second, 'pick_color').waitFor();
+    holding = true;
+    await answer(page, 'pick_color').locator('textarea').fill('{"color": "red"}');
+    await answer(page, 'pick_color').locator('button[type="submit"]').click();
+    await answer(page, 'pick_color').waitFor({ state: 'detached' });
+    await expect(answer(second, 'pick_color').count()).resolves.toBe(1);
+    // Its answer comes second: 409 already_answered, and the card goes away without an error.
+    await answer(second, 'pick_color').locator('textarea').fill('{"color": "blue"}');
+    const refused = second.waitForResponse((res) => res.url().includes(`/runs/${runId}/tool-results`));
+    await answer(second, 'pick_color').locator('button[type="submit"]').click();
+    expect((await refused).status()).toBe(409);
+    expect(await (await refused).json()).toMatchObject({ error: { code: 'already_answered' } });
+    await answer(second, 'pick_color').waitFor({ state: 'detached' });
+    await expect(second.locator('#error').isHidden()).resolves.toBe(true);
+
+    // What the second tab missed arrives: the first tab's answer is the call's result there too.
+    holding = false;
+    for (const message of held.splice(0)) toPage!(message);
+    const colorResult = (p: Page) => p.locator('.tool-card:has(.tool-name:text-is("pick_color")) .tool-result');
+    await second.locator('.tool-card:has(.tool-name:text-is("pick_color"))[data-state="done"]').waitFor();
+    expect(JSON.parse((await colorResult(second).textContent())!)).toEqual({ color: 'red' });
+
+    // The last call, denied from the second tab: the first tab's card resolves.
+    await answer(second, 'approve').waitFor();
+    await answer(page, 'approve').waitFor();
+    await expect(answer(second, 'approve').locator('code').textContent()).resolves.toBe('Write');
+    await answer(second, 'approve').locator('button[data-behavior="deny"]').click();
+    await answer(page, 'approve').waitFor({ state: 'detached' });
+    for (const p of [page, second]) {
+      await waitForSettled(p, 'completed');
+      expect(await p.locator('.tool-answer').count()).toBe(0);
+      const results = await p.locator('.tool-card:has(.tool-name:text-is("approve")) .tool-result').allTextContents();
+      expect(results.map((text) => JSON.parse(text) as unknown)).toEqual([{ behavior: 'allow' }, { behavior: 'deny' }]);
+      expect(JSON.parse((await colorResult(p).textContent())!)).toEqual({ color: 'red' });
+    }
+    const done = parseRunView(await (await fetch(`${stack.url}/runs/${runId}`)).json());
+    expect(done.pendingToolCalls ?? []).toEqual([]);
+    await second.close();
     await page.close();
   });
 });
