@@ -403,6 +403,7 @@ async function startRun(event) {
   if (thread) body.threadId = thread.threadId;
   const model = $('model').value.trim();
   if (model) body.model = model;
+  if ($('approvals').checked) body.approvals = 'client';
   try {
     readRunOptions(body);
   } catch (error) {

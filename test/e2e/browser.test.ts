@@ -132,6 +132,13 @@ describe.skipIf(!HAS_CHROMIUM)('the demo page in a browser', () => {
     await page.waitForSelector('#error:not([hidden])');
     await expect(page.locator('#error').textContent()).resolves.toContain('harnessOptions.chunks: expected an integer from 0 to');
     expect(new URL(page.url()).search).toBe('');
+    // The approvals box asks for approve cards, which only claude-code's permission prompts give.
+    await page.fill('#harness-options', '');
+    await page.check('#approvals');
+    await page.click('#start');
+    await page.waitForFunction(() => document.querySelector('#error')?.textContent?.includes('approvals'));
+    await expect(page.locator('#error').textContent()).resolves.toContain('approvals are for claude-code');
+    expect(new URL(page.url()).search).toBe('');
     await page.close();
   });
 
