@@ -320,9 +320,13 @@ describe.skipIf(!HAS_CHROMIUM)('the demo page in a browser', () => {
     await second.locator('.tool-card:has(.tool-name:text-is("pick_color"))[data-state="done"]').waitFor();
     expect(JSON.parse((await colorResult(second).textContent())!)).toEqual({ color: 'red' });
 
-    // The last call, denied from the second tab: the first tab's card resolves.
+    // The last call, denied from the second tab: the first tab's card resolves. Reloaded first, that tab resumes
+    // past the call's request, so its card comes from the record's pendingToolCalls.
     await answer(second, 'approve').waitFor();
     await answer(page, 'approve').waitFor();
+    await page.reload();
+    await answer(page, 'approve').waitFor();
+    await expect(answer(page, 'approve').locator('code').textContent()).resolves.toBe('Write');
     await expect(answer(second, 'approve').locator('code').textContent()).resolves.toBe('Write');
     await answer(second, 'approve').locator('button[data-behavior="deny"]').click();
     await answer(page, 'approve').waitFor({ state: 'detached' });
