@@ -56,10 +56,10 @@ async function apiError(res) {
   return { status: res.status, code: body?.error?.code, message: body?.error?.message ?? `The relay answered HTTP ${res.status}.` };
 }
 
-/** The run's own routes take its attach token when the tab holds one (the API token, if typed, decides anyway). */
-function runPath(run, suffix = '') {
+/** `GET /runs/:id` takes the run's attach token when the tab holds one (the API token, if typed, decides anyway). */
+function recordPath(run) {
   const query = run.token ? `?token=${encodeURIComponent(run.token)}` : '';
-  return `/runs/${encodeURIComponent(run.runId)}${suffix}${query}`;
+  return `/runs/${encodeURIComponent(run.runId)}${query}`;
 }
 
 function showStatus(status) {
@@ -157,12 +157,14 @@ function showConversation(threadId) {
 
 /** The SDK's requests (the record, tool answers) carry the API token when one is typed; the run's attach token rides as `?token=`. */
 function fetchWithApiToken(url, init = {}) {
-  return fetch(url, { ...init, headers: { ...init.headers, ...authHeaders() } });
+  const headers = new Headers(init.headers);
+  for (const [name, value] of Object.entries(authHeaders())) headers.set(name, value);
+  return fetch(url, { ...init, headers });
 }
 
 /** The run's status before its tail has said anything (a run this tab did not just start). */
 function readStatus(run) {
-  fetch(runPath(run), { headers: authHeaders() })
+  fetch(recordPath(run), { headers: authHeaders() })
     .then((res) => (res.ok ? res.json() : null))
     .then((record) => {
       if (record && !TERMINAL.has(run.status)) setRunStatus(run, record.status);
@@ -353,7 +355,7 @@ async function openLinkedRun(runId) {
   showRunId(runId);
   const token = load(runId)?.token;
   try {
-    const res = await fetch(runPath({ runId, token }), { headers: authHeaders() });
+    const res = await fetch(recordPath({ runId, token }), { headers: authHeaders() });
     if (res.status === 404) {
       showStatus('not found');
       return showError(`${new RunNotFoundError(runId).message} Start a new conversation.`);
