@@ -9,6 +9,8 @@ export type { AttachedRun, AttachRunOptions, AttachState, WebSocketConstructor, 
 export type { BackoffOptions } from './backoff.ts';
 export { RunNotFoundError } from './run-record.ts';
 export { answerToolCall, PendingToolCalls, ToolAnswerError } from './tool-calls.ts';
+export { relayConnection } from './relay-connection.ts';
+export type { RelayConnection, RelayConnectionOptions } from './relay-connection.ts';
 export type { PendingToolCall } from '../protocol/record.ts';
 export { applyChunk, emptyTranscript, parseTranscript } from './transcript.ts';
 export type { Transcript, TranscriptItem } from './transcript.ts';
