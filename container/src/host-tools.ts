@@ -57,7 +57,9 @@ export class HostTools {
       });
     });
     const client = this.#callable.find((tool) => tool.name === name)?.client;
-    const wait = this.#writer.write(hostToolCallChunk({ toolCallId, toolName: name, input, ...(client ? { client } : {}) }));
+    // A tool the model was never offered (an approval) is about the sandbox's own action: see HostToolCall.sandboxObserved.
+    const observed = !this.descriptors.some((tool) => tool.name === name);
+    const wait = this.#writer.write(hostToolCallChunk({ toolCallId, toolName: name, input, ...(client ? { client } : {}), ...(observed ? { sandboxObserved: true as const } : {}) }));
     if (wait !== undefined) await wait;
     await this.#writer.flush();
     return outcome;

@@ -101,8 +101,8 @@ describe('claude-code approvals through the permission prompt tool (CLI double)'
     const [allowedId, deniedId] = bashCalls.map((chunk) => String(chunk.toolCallId));
     // The approval's id is the id of the call it gates, so a UI can show them together.
     expect(requests(chunks)).toEqual([
-      { toolCallId: `${allowedId}-approve`, toolName: 'approve', input: { tool: 'Bash', input: bash('approved.txt') }, client: true },
-      { toolCallId: `${deniedId}-approve`, toolName: 'approve', input: { tool: 'Bash', input: bash('denied.txt') }, client: true },
+      { toolCallId: `${allowedId}-approve`, toolName: 'approve', input: { tool: 'Bash', input: bash('approved.txt') }, client: true, sandboxObserved: true },
+      { toolCallId: `${deniedId}-approve`, toolName: 'approve', input: { tool: 'Bash', input: bash('denied.txt') }, client: true, sandboxObserved: true },
     ]);
     for (const id of [allowedId!, deniedId!]) {
       const approveId = `${id}-approve`;

@@ -199,13 +199,19 @@ export interface HostToolCall {
   input: unknown;
   /** A person is to answer it (a client tool); see `ToolDescriptor.client`. */
   client?: true;
+  /**
+   * The call is about the harness's own action in its sandbox (an approval),
+   * not a tool its model was offered: the transcript marks it
+   * `sandboxObserved`, so no later turn replays it to a provider.
+   */
+  sandboxObserved?: true;
 }
 
 /** Ids the harnesses and models use (`toolu_…`, `call_…`, the demo's `<runId>-tool-…`), and nothing that could break a header. */
 export const TOOL_CALL_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,200}$/;
 
 export function hostToolCallChunk(call: HostToolCall, timestamp = Date.now()): StreamChunk {
-  const value = { toolCallId: call.toolCallId, toolName: call.toolName, input: call.input, ...(call.client ? { client: true } : {}) };
+  const value = { toolCallId: call.toolCallId, toolName: call.toolName, input: call.input, ...(call.client ? { client: true } : {}), ...(call.sandboxObserved ? { sandboxObserved: true } : {}) };
   return { type: 'CUSTOM', name: HOST_TOOL_CALL_EVENT, value, timestamp } as StreamChunk;
 }
 
@@ -214,9 +220,12 @@ export function hostToolCallOf(chunk: unknown): HostToolCall | null {
   if (!isObject(chunk) || chunk.type !== 'CUSTOM') return null;
   const { name, value } = chunk;
   if (name !== HOST_TOOL_CALL_EVENT || !isObject(value)) return null;
-  const { toolCallId, toolName, input, client } = value;
+  const { toolCallId, toolName, input, client, sandboxObserved } = value;
   if (typeof toolCallId !== 'string' || !TOOL_CALL_ID_PATTERN.test(toolCallId) || typeof toolName !== 'string') return null;
-  return client === true ? { toolCallId, toolName, input, client } : { toolCallId, toolName, input };
+  const call: HostToolCall = { toolCallId, toolName, input };
+  if (client === true) call.client = true;
+  if (sandboxObserved === true) call.sandboxObserved = true;
+  return call;
 }
 
 /**

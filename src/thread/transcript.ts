@@ -146,7 +146,8 @@ function record(chunks: FoldTurn['chunks'], knownCalls: ReadonlySet<string>): Ev
       case 'CUSTOM': {
         const asked = hostToolCallOf(chunk);
         const call = asked === null ? undefined : calls.get(asked.toolCallId);
-        if (call !== undefined) call.host = true;
+        // An approval is about the harness's own action: kept, but marked like a harness call, so never replayed.
+        if (call !== undefined && asked?.sandboxObserved !== true) call.host = true;
         break;
       }
       case 'TOOL_CALL_RESULT': {

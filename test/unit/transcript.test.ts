@@ -263,3 +263,23 @@ describe('stripObservedToolCalls', () => {
     expect(stripped[1]).toBe(messages[1]);
   });
 });
+
+describe('host tool calls in the transcript', () => {
+  const chunksOf = (id: string, name: string, extra: Record<string, unknown> = {}) => [
+    { type: 'TOOL_CALL_START', toolCallId: id, toolCallName: name },
+    { type: 'TOOL_CALL_ARGS', toolCallId: id, delta: '{"q":1}' },
+    { type: 'TOOL_CALL_END', toolCallId: id },
+    { type: 'CUSTOM', name: 'tool-input-available', value: { toolCallId: id, toolName: name, input: { q: 1 }, ...extra } },
+    { type: 'TOOL_CALL_RESULT', toolCallId: id, messageId: `${id}-r`, content: '"ok"' },
+  ];
+
+  it('keeps a host call unmarked, so the next turn replays it, and marks an approval like a harness call, so it never is', () => {
+    const messages = fold([...chunksOf('host_1', 'lookup'), ...chunksOf('toolu_1-approve', 'approve', { client: true, sandboxObserved: true })]);
+    const calls = messages.flatMap((message) => message.toolCalls ?? []);
+    expect(calls.find((c) => c.id === 'host_1')?.metadata).toBeUndefined();
+    expect(calls.find((c) => c.id === 'toolu_1-approve')?.metadata).toEqual(OBSERVED);
+    const next = stripObservedToolCalls(messages);
+    expect(callIds(next)).toEqual(['host_1']);
+    expect(next.filter((message) => message.role === 'tool').map((message) => message.toolCallId)).toEqual(['host_1']);
+  });
+});
