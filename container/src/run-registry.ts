@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { RunnerRunRequest, RunnerRunStatus, ToolResult } from '../../src/protocol/index.ts';
 import type { RunnerConfig } from './config.ts';
 import { harnessEnv } from './harness-env.ts';
-import type { Redactor } from './redact.ts';
+import { createRedactor, type Redactor } from './redact.ts';
 import { RunSpool, type EndedState } from './spool.ts';
 import { startHarnessProcess, type HarnessProcess } from './supervisor.ts';
 
@@ -87,7 +87,8 @@ export class RunRegistry {
       spool,
       maxLineBytes: config.maxLineBytes,
       killGraceMs: config.killGraceMs,
-      redact,
+      // The run's workspace secrets are redacted from its harness's log lines too, whatever their names.
+      redact: request.workspace?.secrets?.length ? createRedactor(env, request.workspace.secrets) : redact,
       log,
     });
     run = { request, spool, process: harness, startedAt: Date.now(), answered: new Set() };

@@ -227,7 +227,11 @@ export class RunLifecycle {
       const { firstSeq } = this.#log.append(raws, now);
       events = raws.map((raw, i) => ({ seq: firstSeq + i, raw }));
       // In the same turn as the append: a host tool call's request and its row commit together.
-      if (this.#tools.record(batch.chunks.map(({ chunk }, i) => ({ seq: firstSeq + i, chunk })), now)) this.#tools.dispatch();
+      if (this.#tools.record(batch.chunks.map(({ chunk }, i) => ({ seq: firstSeq + i, chunk })), now)) {
+        this.#tools.dispatch();
+        // A client call's timeout is a deadline of its own: the alarm must come for it.
+        this.#ctx.waitUntil(this.#schedule());
+      }
     } catch (error) {
       if (error instanceof TerminalRunError) return 'rejected';
       throw error;
