@@ -13,6 +13,7 @@ import {
   SecretNotAllowedError,
   ToolNotAllowedError,
   APPROVAL_TOOL,
+  MAX_TOOL_RESULT_BYTES,
   parseAttachTokenRequest,
   parseToolResult,
   toolDescriptors,
@@ -210,7 +211,7 @@ app.post('/runs/:runId/attach-token', limitBody(), async (c) => {
 });
 
 /** SPEC "Interactive runs": a client tool call's answer. First answer wins. */
-app.post('/runs/:runId/tool-results', limitBody(), async (c) => {
+app.post('/runs/:runId/tool-results', limitBody(MAX_TOOL_RESULT_BYTES), async (c) => {
   const runId = requireRunId(c.req.param('runId'));
   const { tenant } = requireRespondAccess(c, runId);
   let result: ToolResult;

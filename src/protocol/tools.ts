@@ -240,6 +240,13 @@ export interface ToolResult {
   outcome: ToolOutcome;
 }
 
+/**
+ * The largest tool outcome taken, as JSON (a webhook's answer, a client's
+ * body or frame): the harness writes it back as one `TOOL_CALL_RESULT`
+ * chunk, and a chunk is at most 1 MiB (`RUNNER_MAX_LINE_BYTES`).
+ */
+export const MAX_TOOL_RESULT_BYTES = 512 * 1024;
+
 /** The longest error text kept; a model needs the gist, the log needs no megabyte. */
 export const MAX_TOOL_ERROR_CHARS = 4_096;
 

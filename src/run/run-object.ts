@@ -1,7 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { StreamChunk } from '@tanstack/ai';
 import { readConfig, type RelayEnv } from '../config.ts';
-import { apiErrorBody, isObject, parseClientFrame, parseRequestJson, parseSeqCursor, parseToolResult, toolAnswerRefusal, type RunView, type ToolAnswerRefusal, type ToolResult, type ToolResultAnswerFrame } from '../protocol/index.ts';
+import { apiErrorBody, isObject, MAX_TOOL_RESULT_BYTES, parseClientFrame, parseRequestJson, parseSeqCursor, parseToolResult, toolAnswerRefusal, type RunView, type ToolAnswerRefusal, type ToolResult, type ToolResultAnswerFrame } from '../protocol/index.ts';
 import { transportFor } from '../runner/select.ts';
 import { httpTail } from './http-tail.ts';
 import { RunLifecycle, type AcceptResult, type RunLookup, type StartCall } from './lifecycle.ts';
@@ -142,7 +142,10 @@ export class RunObject extends DurableObject<RelayEnv> {
     if (frame.type === 'tool_result' && attachment) {
       // Answered on this socket only, with what the HTTP route would have said.
       let answer: ToolResultAnswerFrame = { type: 'tool_result_answer', toolCallId: frame.toolCallId, status: 200 };
-      if (!attachment.canRespond) {
+      if (JSON.stringify(frame.outcome).length > MAX_TOOL_RESULT_BYTES) {
+        // It could not become one chunk; the HTTP route's body limit answers the same.
+        answer = { ...answer, status: 413, error: { code: 'payload_too_large', message: `A tool result is at most ${MAX_TOOL_RESULT_BYTES} bytes of JSON.` } };
+      } else if (!attachment.canRespond) {
         answer = { ...answer, status: 403, error: { code: 'forbidden', message: 'This connection only reads the run; connect with credentials that may answer tool calls.' } };
       } else {
         const result = this.#lifecycle.answer({ toolCallId: frame.toolCallId, outcome: frame.outcome });

@@ -1,11 +1,11 @@
-import { isObject, ownRecord, parseToolOutcome, parseTrustedJson, type ToolOutcome } from '../protocol/index.ts';
+import { isObject, MAX_TOOL_RESULT_BYTES, ownRecord, parseToolOutcome, parseTrustedJson, type ToolOutcome } from '../protocol/index.ts';
 
 /** SPEC: network errors and 5xx are retried, 3 tries in all, with the same Idempotency-Key. */
 export const WEBHOOK_TRIES = 3;
 /** Waits before the 2nd and 3rd try. */
 export const WEBHOOK_BACKOFF_MS = [250, 1_000] as const;
 /** A tool's result becomes one chunk, and a chunk is at most 1 MiB. */
-export const MAX_WEBHOOK_RESPONSE_BYTES = 512 * 1024;
+export const MAX_WEBHOOK_RESPONSE_BYTES = MAX_TOOL_RESULT_BYTES;
 
 export const SIGNATURE_HEADER = 'x-relay-signature';
 

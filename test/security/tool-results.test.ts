@@ -1,7 +1,7 @@
 import type { StreamChunk } from '@tanstack/ai';
 import { describe, expect, it } from 'vitest';
 import { HOST_TOOL_CALL_EVENT, type RunView } from '../../src/protocol/index.ts';
-import { api, bearer, createRun, expectError, feed } from './helpers.ts';
+import { api, bearer, createRun, expectError, feed, openTail } from './helpers.ts';
 
 /**
  * Who may answer a client tool call (SPEC "Interactive runs"), with auth on,
@@ -63,6 +63,17 @@ describe('answering client tool calls', () => {
     expect((await answer(third.runId, third.toolCallId, {}, `?token=${responder.attachToken}`)).status).toBe(200);
   });
 
+  it('refuses an answer too large to become one chunk, over HTTP (413) and over the socket', async () => {
+    const { runId, toolCallId } = await pendingRun();
+    const tail = await openTail(`/runs/${runId}/ws`, bearer());
+    tail.ws.send(JSON.stringify({ type: 'tool_result', toolCallId, output: 'x'.repeat(600 * 1024) }));
+    await tail.until((frames) => frames.some((frame) => 'type' in frame && frame.type === 'tool_result_answer'));
+    expect(tail.frames.find((frame) => 'type' in frame && frame.type === 'tool_result_answer')).toMatchObject({ toolCallId, status: 413, error: { code: 'payload_too_large' } });
+    tail.ws.close();
+    const record = (await (await api(`/runs/${runId}`, { headers: bearer() })).json()) as RunView;
+    expect(record.pendingToolCalls?.map((call) => call.toolCallId)).toEqual([toolCallId]);
+  });
+
   it('refuses a malformed answer with 400 and takes nothing', async () => {
     const { runId, toolCallId } = await pendingRun();
     const id = JSON.stringify(toolCallId);
@@ -70,6 +81,8 @@ describe('answering client tool calls', () => {
       const res = await api(`/runs/${runId}/tool-results`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearer() }, body });
       expect(res.status, body).toBe(400);
     }
+    const huge = await api(`/runs/${runId}/tool-results`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearer() }, body: JSON.stringify({ toolCallId, output: 'x'.repeat(600 * 1024) }) });
+    await expectError(huge, 413, 'payload_too_large');
     await expectError(await api(`/runs/${runId}/attach-token`, { method: 'POST', headers: { ...bearer(), 'content-type': 'application/json' }, body: JSON.stringify({ respond: 'yes' }) }), 400, 'invalid_body');
     const record = (await (await api(`/runs/${runId}`, { headers: bearer() })).json()) as RunView;
     expect(record.pendingToolCalls?.map((call) => call.toolCallId)).toEqual([toolCallId]);
