@@ -278,6 +278,15 @@ async function readThread(threadId) {
   }
 }
 
+/** The text of the last user message of a turn (`GET /threads/:id`'s `activeTurn`), or `null`. */
+function promptOf(turn) {
+  const messages = Array.isArray(turn?.messages) ? turn.messages : [];
+  const user = messages.filter((message) => message?.role === 'user').at(-1);
+  if (typeof user?.content === 'string') return user.content;
+  const parts = Array.isArray(user?.content) ? user.content.filter((part) => typeof part?.content === 'string').map((part) => part.content) : [];
+  return parts.length > 0 ? parts.join(' ') : null;
+}
+
 /** Conversation `threadId`: finished turns from its transcript, then its active run, live. */
 function openThread(threadId) {
   closeCurrent();
@@ -330,7 +339,8 @@ async function loadThread(t) {
   const finished = view.addTurn({ first: true });
   finished.node.classList.add('history');
   finished.renderAll(transcriptFromMessages(messages));
-  if (active && !current) followRun(active);
+  // The running turn's prompt is in no transcript yet: the summary has it for a tab that joins now.
+  if (active && !current) followRun(active, { prompt: promptOf(summary.activeTurn) });
   if (!active) {
     const last = Array.isArray(summary.runs) ? summary.runs.at(-1) : undefined;
     if (last) {

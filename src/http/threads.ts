@@ -72,7 +72,12 @@ export function threadRoutes(app: Hono<AppEnv>): void {
     const runs = await Promise.all(
       summary.runs.map(async (run) => (await runStub(c.env, tenant, run.runId).record(run.runId)) ?? { ...run, threadId }),
     );
-    return c.json({ threadId: summary.threadId, activeRunId: summary.activeRunId, runs });
+    // The active turn's prompt is in no record and in no transcript until the turn ends: a tab that joins mid-turn reads it here.
+    const activeTurn =
+      summary.activeRunId === null || summary.activeUserMessages === null
+        ? null
+        : { runId: summary.activeRunId, messages: parseMessages(parseTrustedJson(summary.activeUserMessages, 'activeUserMessages'), 'activeUserMessages', { source: 'trusted', maxMessages: Number.POSITIVE_INFINITY }) };
+    return c.json({ threadId: summary.threadId, activeRunId: summary.activeRunId, activeTurn, runs });
   });
 
   app.get('/threads/:threadId/messages', async (c) => {

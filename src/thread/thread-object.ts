@@ -43,6 +43,8 @@ export interface ThreadRunSummary {
 export interface ThreadSummary {
   threadId: string;
   activeRunId: string | null;
+  /** The active turn's own user messages as JSON text (a joining tab shows its prompt); `null` with no active run. */
+  activeUserMessages: string | null;
   runs: ThreadRunSummary[];
 }
 
@@ -167,7 +169,8 @@ export class ThreadObject extends DurableObject<RelayEnv> {
         startedAt: row.started_at,
         ...(row.finished_at !== null ? { finishedAt: row.finished_at } : {}),
       }));
-    return { threadId: thread.thread_id, activeRunId: thread.active_run_id, runs };
+    const active = thread.active_run_id === null ? undefined : this.#sql.exec<{ user_messages: string }>('SELECT user_messages FROM runs WHERE run_id = ?', thread.active_run_id).toArray()[0];
+    return { threadId: thread.thread_id, activeRunId: thread.active_run_id, activeUserMessages: active?.user_messages ?? null, runs };
   }
 
   /** The transcript as JSON text, or `null` for an unknown thread. */

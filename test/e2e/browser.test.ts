@@ -287,6 +287,8 @@ describe.skipIf(!HAS_CHROMIUM)('the demo page in a browser', () => {
     });
     await second.goto(`${stack.url}/?thread=${new URL(page.url()).searchParams.get('thread')}`);
     await answer(second, 'approve').waitFor();
+    // A tab that joins mid-turn shows the turn's prompt too (GET /threads/:id's activeTurn).
+    expect(await shownPrompts(second)).toEqual(['Ask before you act']);
 
     // Approve in the first tab: the card resolves there and, on the call's TOOL_CALL_RESULT, in the second.
     await answer(page, 'approve').locator('button[data-behavior="allow"]').click();

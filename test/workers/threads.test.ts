@@ -37,6 +37,21 @@ describe('one sandbox per thread', () => {
   });
 });
 
+describe('the active turn', () => {
+  it("shows a joining tab the running turn's own prompt, which no record or transcript holds yet, and nothing once it ended", async () => {
+    const threadId = `active-turn-${crypto.randomUUID()}`;
+    const first = await createRun({ prompt: 'the first question', threadId });
+    await feed(first.json.runId, [finished(first.json.runId)]);
+    await untilIdle(threadId);
+    const second = await createRun({ prompt: 'the follow-up', threadId });
+    const running = (await (await api(`/threads/${threadId}`)).json()) as { activeTurn: unknown };
+    expect(running.activeTurn).toEqual({ runId: second.json.runId, messages: [{ role: 'user', content: 'the follow-up' }] });
+    await feed(second.json.runId, [finished(second.json.runId)]);
+    await untilIdle(threadId);
+    expect(((await (await api(`/threads/${threadId}`)).json()) as { activeTurn: unknown }).activeTurn).toBeNull();
+  });
+});
+
 describe('one active run per thread, under concurrency', () => {
   it('lets exactly one of two turns fired together start, right after the last run ended', async () => {
     for (let i = 0; i < 5; i++) {
