@@ -5,7 +5,7 @@ import type { RunnerTransport } from '../runner/transport.ts';
 import type { RunLog } from './run-log.ts';
 import { ToolCallStore, type AnswerResult, type StoredToolCall, type ToolCallKind } from './tool-calls.ts';
 import { toolInputProblem } from './tool-input.ts';
-import { callWebhook } from './webhook.ts';
+import { callWebhook, WEBHOOK_TRIES } from './webhook.ts';
 
 /**
  * After the runner could not take an outcome (restarting, unreachable), try
@@ -146,6 +146,8 @@ export class HostToolExecutor {
       secret,
       body: { runId, threadId, toolCallId: call.toolCallId, name: call.name, input: call.input },
       timeoutMs: config.tools.timeoutMs,
+      // SPEC's 3 tries hold across restarts: a request an earlier instance sent may have reached the webhook.
+      tries: WEBHOOK_TRIES - call.attempts,
       onAttempt: () => this.#store.noteAttempt(call.toolCallId),
       ...(this.#deps.fetcher ? { fetcher: this.#deps.fetcher } : {}),
     });

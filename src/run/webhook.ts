@@ -17,6 +17,8 @@ export interface WebhookCall {
   body: { runId: string; threadId: string; toolCallId: string; name: string; input: unknown };
   /** The whole call, retries and their waits included (`TOOL_TIMEOUT_SECONDS`). */
   timeoutMs: number;
+  /** Tries left: `WEBHOOK_TRIES` less those an earlier instance of the object made before it restarted. */
+  tries?: number;
   /** Called before each request is sent, so a restart knows one may have reached the webhook. */
   onAttempt?: () => void;
   fetcher?: typeof fetch;
@@ -127,7 +129,9 @@ export async function callWebhook(call: WebhookCall): Promise<ToolOutcome> {
   const seconds = Math.round(call.timeoutMs / 1000);
   try {
     let last = '';
-    for (let i = 0; i < WEBHOOK_TRIES; i++) {
+    const tries = Math.min(call.tries ?? WEBHOOK_TRIES, WEBHOOK_TRIES);
+    if (tries <= 0) return { error: `the webhook was called ${WEBHOOK_TRIES} times (before the relay restarted) without an answer; the tool call failed` };
+    for (let i = 0; i < tries; i++) {
       if (i > 0) await Promise.race([sleep(WEBHOOK_BACKOFF_MS[i - 1]!), new Promise((resolve) => controller.signal.addEventListener('abort', resolve, { once: true }))]);
       if (controller.signal.aborted) break;
       try {
@@ -139,7 +143,7 @@ export async function callWebhook(call: WebhookCall): Promise<ToolOutcome> {
       }
     }
     if (controller.signal.aborted) return { error: `timeout: the webhook did not answer within ${seconds} s (TOOL_TIMEOUT_SECONDS)` };
-    return { error: `${last}, ${WEBHOOK_TRIES} times; the tool call failed` };
+    return { error: `${last}, ${tries === 1 ? 'once' : `${tries} times`}; the tool call failed` };
   } finally {
     clearTimeout(timer);
   }

@@ -63,6 +63,15 @@ describe('webhook tool calls', () => {
     expect(outcome).toEqual({ error: expect.stringContaining('answered 500') });
   });
 
+  it('counts the tries an earlier instance made: 3 in all across restarts, none once they are used', async () => {
+    const one = scripted([new Response('', { status: 500 }), Response.json({ output: 'never' })]);
+    expect(await callWebhook(call(one.fetcher, { tries: 1 }))).toEqual({ error: expect.stringContaining('answered 500, once') });
+    expect(one.seen).toHaveLength(1);
+    const none = scripted([Response.json({ output: 'never' })]);
+    expect(await callWebhook(call(none.fetcher, { tries: 0 }))).toEqual({ error: expect.stringContaining('before the relay restarted') });
+    expect(none.seen).toHaveLength(0);
+  });
+
   it('does not retry a 4xx, and passes its error on', async () => {
     const { fetcher, seen } = scripted([Response.json({ error: 'no such city' }, { status: 422 })]);
     expect(await callWebhook(call(fetcher))).toEqual({ error: 'the webhook answered 422: no such city' });
