@@ -503,5 +503,25 @@ $('api-token').addEventListener('change', () => {
   route();
 });
 window.addEventListener('popstate', route);
+
+/**
+ * Another tab may start the thread's next turn: while this one has no turn
+ * running, it asks the thread now and then, and follows a new turn when one
+ * appears. Only while visible, and never without the credentials a thread
+ * read needs.
+ */
+const THREAD_POLL_MS = 3_000;
+setInterval(async () => {
+  const t = thread;
+  if (!t || t.loading || posting || awaitingToken || document.visibilityState !== 'visible' || current?.status === 'running') return;
+  let summary;
+  try {
+    summary = await getJson(`/threads/${encodeURIComponent(t.threadId)}`);
+  } catch {
+    return;
+  }
+  const active = typeof summary.activeRunId === 'string' ? summary.activeRunId : null;
+  if (thread === t && !posting && active !== null && active !== current?.runId) openThread(t.threadId);
+}, THREAD_POLL_MS);
 window.addEventListener('pagehide', () => current && save(current));
 route();

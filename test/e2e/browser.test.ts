@@ -204,10 +204,20 @@ describe.skipIf(!HAS_CHROMIUM)('the demo page in a browser', () => {
     await page.waitForURL(`${stack.url}/?thread=${first}`);
     await waitForSettled(page, 'completed');
 
+    // Another tab, idle on the same conversation, picks up the turn this one starts.
+    const other = await browser.newPage();
+    await other.goto(`${stack.url}/?thread=${first}`);
+    await other.waitForSelector('.turn.history');
+    await waitForSettled(other, 'completed');
+
     const second = await sendPrompt(page, 'And a follow-up turn', options);
     expect(second).not.toBe(first);
     await waitForSettled(page, 'completed');
     expect(new URL(page.url()).searchParams.get('thread')).toBe(first);
+    await other.waitForFunction((runId) => document.querySelector('#run-id')?.textContent === runId, second);
+    await waitForSettled(other, 'completed');
+    expect(await shownPrompts(other)).toEqual(['What is a thread', 'And a follow-up turn']);
+    await other.close();
 
     // The relay's side: one thread, two turns, the second sent with its threadId.
     const summary = await waitThreadIdle(stack.url, first);
