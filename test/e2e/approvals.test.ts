@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isStatusFrame, parseTailFrame, type RunView } from '../../src/protocol/index.ts';
+import type { RunView } from '../../src/protocol/index.ts';
 import type { LocalStack } from '../../scripts/local-stack.ts';
 import { agUiProblems } from '../support/ag-ui-check.ts';
-import { getRun, postRun, startStack, waitSettled } from './stack.ts';
+import { getRun, postRun, startStack, storedChunks, waitSettled } from './stack.ts';
 
 /**
  * SPEC "Interactive runs", approvals end to end: the local stack (`npm
@@ -34,14 +34,6 @@ afterAll(async () => {
 type Chunk = Record<string, unknown> & { type: string };
 type Pending = NonNullable<RunView['pendingToolCalls']>[number];
 
-async function storedChunks(runId: string): Promise<Chunk[]> {
-  const text = await (await fetch(`${stack.url}/runs/${runId}/events?fromSeq=-1`)).text();
-  return text
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => parseTailFrame(JSON.parse(line)))
-    .flatMap((frame) => (isStatusFrame(frame) ? [] : [frame.chunk as unknown as Chunk]));
-}
 
 /** The record's next pending `approve` call other than those answered already. */
 async function nextApproval(runId: string, answered: ReadonlySet<string>): Promise<Pending> {
@@ -90,7 +82,7 @@ describe('claude-code approvals through the relay', () => {
     expect(filesNamed('approved.txt')).toHaveLength(1);
     expect(filesNamed('denied.txt')).toEqual([]);
 
-    const chunks = await storedChunks(run.runId);
+    const chunks = await storedChunks(stack.url, run.runId);
     expect(await agUiProblems(chunks)).toEqual([]);
     // The approvals are tool calls in the log, each with the decision the CLI got as its result.
     const approvals = chunks.filter((chunk) => chunk.type === 'TOOL_CALL_START' && chunk.toolCallName === 'approve').map((chunk) => chunk.toolCallId);

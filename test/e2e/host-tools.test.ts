@@ -4,12 +4,11 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isStatusFrame, parseTailFrame } from '../../src/protocol/index.ts';
 import type { LocalStack } from '../../scripts/local-stack.ts';
 import { agUiProblems } from '../support/ag-ui-check.ts';
 import { startWebhookDouble, type WebhookDouble } from '../support/webhook-double.ts';
 import { hostToolAnswer, startProviderDouble, type ProviderDouble } from '../../container/test/doubles/provider-double.ts';
-import { postRun, startStack, waitSettled } from './stack.ts';
+import { postRun, startStack, storedChunks, waitSettled } from './stack.ts';
 
 /**
  * SPEC "Workspace and host tools", every harness end to end: the local stack
@@ -54,14 +53,6 @@ afterAll(async () => {
 
 type Chunk = Record<string, unknown> & { type: string };
 
-async function storedChunks(runId: string): Promise<Chunk[]> {
-  const text = await (await fetch(`${stack.url}/runs/${runId}/events?fromSeq=-1`)).text();
-  return text
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => parseTailFrame(JSON.parse(line)))
-    .flatMap((frame) => (isStatusFrame(frame) ? [] : [frame.chunk as unknown as Chunk]));
-}
 
 const ECHO = {
   name: 'echo',
@@ -82,7 +73,7 @@ describe.each(['claude-code', 'codex'] as const)('%s calls a webhook tool throug
     });
     const record = await waitSettled(stack.url, run.runId);
     expect(record).toMatchObject({ status: 'completed' });
-    const chunks = await storedChunks(run.runId);
+    const chunks = await storedChunks(stack.url, run.runId);
     expect(await agUiProblems(chunks)).toEqual([]);
 
     const starts = chunks.filter((chunk) => chunk.type === 'TOOL_CALL_START');
@@ -140,7 +131,7 @@ describe('the demo harness calls two webhook tools', () => {
       harnessOptions: { chunks: 3, delayMs: 0, toolCalls: [{ name: 'echo', input: { text: 'demo' } }, { name: 'add', input: { a: 20, b: 22 } }] },
     });
     expect(await waitSettled(stack.url, run.runId)).toMatchObject({ status: 'completed' });
-    const chunks = await storedChunks(run.runId);
+    const chunks = await storedChunks(stack.url, run.runId);
     expect(await agUiProblems(chunks)).toEqual([]);
     const ids = chunks.filter((chunk) => chunk.type === 'TOOL_CALL_START' && ['echo', 'add'].includes(String(chunk.toolCallName))).map((chunk) => String(chunk.toolCallId));
     expect(ids).toHaveLength(2);
@@ -164,7 +155,7 @@ describe.each([
       tools: [{ ...ECHO, execute: { type: 'webhook', url: `${hooks.url}/hooks/echo` } }],
     });
     expect(await waitSettled(stack.url, run.runId)).toMatchObject({ status: 'completed' });
-    const chunks = await storedChunks(run.runId);
+    const chunks = await storedChunks(stack.url, run.runId);
     expect(await agUiProblems(chunks)).toEqual([]);
     const start = chunks.find((chunk) => chunk.type === 'TOOL_CALL_START');
     expect(start).toMatchObject({ toolCallName: 'echo' });

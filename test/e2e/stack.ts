@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { parseTailFrame, type RunView, type TailFrame } from '../../src/protocol/index.ts';
+import { isStatusFrame, parseTailFrame, type RunView, type TailFrame } from '../../src/protocol/index.ts';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../scripts/local-stack.ts';
 import { prng } from '../support/prng.ts';
 
@@ -40,6 +40,19 @@ export async function waitSettled(base: string, runId: string): Promise<RunView>
   throw new Error(`run ${runId} never settled`);
 }
 
+
+/** A chunk as a test reads it back: its JSON, field by field. */
+export type StoredChunk = Record<string, unknown> & { type: string };
+
+/** Every chunk of a run that has ended, as a client replays it over the NDJSON tail. */
+export async function storedChunks(base: string, runId: string): Promise<StoredChunk[]> {
+  const text = await (await fetch(`${base}/runs/${runId}/events?fromSeq=-1`)).text();
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => parseTailFrame(JSON.parse(line)))
+    .flatMap((frame) => (isStatusFrame(frame) ? [] : [frame.chunk as unknown as StoredChunk]));
+}
 
 export interface FollowResult {
   frames: TailFrame[];
