@@ -329,6 +329,7 @@ async function loadThread(t) {
   if (thread !== t) return;
   t.loading = false;
   const { summary, messages } = snapshot;
+  t.turns = Array.isArray(summary.runs) ? summary.runs.length : 0;
   const active = typeof summary.activeRunId === 'string' ? summary.activeRunId : null;
   if (current && current.runId !== active) {
     // The run this tab followed has ended: the transcript has its turn now.
@@ -444,6 +445,8 @@ async function startRun(event) {
     } else {
       closeCurrent(); // the previous turn stays on the page, above the new one
     }
+    // This tab's own turn is not news to it (see the thread poll).
+    thread.turns = (thread.turns ?? 0) + 1;
     followRun(record.runId, { prompt, token: record.attachToken, status: record.status });
   } catch (error) {
     showError(`Could not reach the relay: ${error.message}`);
@@ -506,14 +509,15 @@ window.addEventListener('popstate', route);
 
 /**
  * Another tab may start the thread's next turn: while this one has no turn
- * running, it asks the thread now and then, and follows a new turn when one
- * appears. Only while visible, and never without the credentials a thread
- * read needs.
+ * running, it asks the thread now and then, and shows a turn it did not know
+ * of — running (it follows it) or already over (a short turn can start and
+ * end between two asks). Never without the credentials a thread read needs;
+ * a hidden tab's timer is slowed down by the browser itself.
  */
 const THREAD_POLL_MS = 3_000;
 setInterval(async () => {
   const t = thread;
-  if (!t || t.loading || posting || awaitingToken || document.visibilityState !== 'visible' || current?.status === 'running') return;
+  if (!t || t.loading || posting || awaitingToken || current?.status === 'running') return;
   let summary;
   try {
     summary = await getJson(`/threads/${encodeURIComponent(t.threadId)}`);
@@ -521,7 +525,9 @@ setInterval(async () => {
     return;
   }
   const active = typeof summary.activeRunId === 'string' ? summary.activeRunId : null;
-  if (thread === t && !posting && active !== null && active !== current?.runId) openThread(t.threadId);
+  const turns = Array.isArray(summary.runs) ? summary.runs.length : 0;
+  const news = turns > (t.turns ?? 0) || (active !== null && active !== current?.runId);
+  if (thread === t && !posting && !t.loading && news) openThread(t.threadId);
 }, THREAD_POLL_MS);
 window.addEventListener('pagehide', () => current && save(current));
 route();

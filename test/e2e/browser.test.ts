@@ -214,6 +214,8 @@ describe.skipIf(!HAS_CHROMIUM)('the demo page in a browser', () => {
     expect(second).not.toBe(first);
     await waitForSettled(page, 'completed');
     expect(new URL(page.url()).searchParams.get('thread')).toBe(first);
+    // The turn is over before the idle tab next asks (it asks every 3 s): it shows it from the transcript.
+    await waitThreadIdle(stack.url, first);
     await other.waitForFunction((runId) => document.querySelector('#run-id')?.textContent === runId, second);
     await waitForSettled(other, 'completed');
     expect(await shownPrompts(other)).toEqual(['What is a thread', 'And a follow-up turn']);
