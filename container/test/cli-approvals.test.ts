@@ -1,17 +1,13 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { APPROVAL_TOOL, HOST_TOOL_CALL_EVENT, toolDescriptors, type RunnerRunRequest, type ToolDescriptor, type ToolOutcome } from '../../src/protocol/index.ts';
 import { agUiProblems } from '../../test/support/ag-ui-check.ts';
-import { ChunkWriter } from '../src/chunk-writer.ts';
 import { runClaudeCode } from '../src/harnesses/claude-code.ts';
-import { HostTools } from '../src/host-tools.ts';
-import { createRedactor } from '../src/redact.ts';
 import { workspaceDir } from '../src/workspace.ts';
-import { textOf } from './doubles/harness-run.ts';
+import { runWithHostTools, textOf } from './doubles/harness-run.ts';
 import { cleanEnv, json, runBody, runId, startTestRunner, stream, type Chunk, type TestRunner } from './helpers.ts';
 
 /**
@@ -58,32 +54,8 @@ const stateOf = (chunk: Chunk | undefined) => (chunk?.metadata as { tanstack?: {
 
 /** One claude-code run in this process, the harness process's HostTools as harness-process.ts builds them; `answer` plays the run object. */
 async function run(prompt: string, answer: (request: Request) => ToolOutcome, fields: Partial<RunnerRunRequest> = {}): Promise<Chunk[]> {
-  const tools = fields.tools ?? [];
   const request: RunnerRunRequest = { runId: runId('claude_approvals'), threadId: 'thread_1', tenant: null, harness: 'claude-code', messages: [{ role: 'user', content: prompt }], approvals: 'client', ...fields };
-  const out = new PassThrough();
-  const redact = createRedactor({});
-  const writer = new ChunkWriter(out, redact);
-  const host = new HostTools(tools, writer, { unadvertised: toolDescriptors([APPROVAL_TOOL]) });
-  const chunks: Chunk[] = [];
-  let buffered = '';
-  out.setEncoding('utf8');
-  out.on('data', (data: string) => {
-    buffered += data;
-    let newline: number;
-    while ((newline = buffered.indexOf('\n')) !== -1) {
-      const chunk = JSON.parse(buffered.slice(0, newline)) as Chunk;
-      buffered = buffered.slice(newline + 1);
-      chunks.push(chunk);
-      if (chunk.type === 'CUSTOM' && chunk.name === HOST_TOOL_CALL_EVENT) {
-        const value = chunk.value as Request;
-        // As the runner delivers an answer: later, on another turn of the event loop.
-        setImmediate(() => host.resolve({ toolCallId: value.toolCallId, outcome: answer(value) }));
-      }
-    }
-  });
-  await runClaudeCode({ request, workspace, writer, env: process.env, redact, tools: host });
-  await writer.close();
-  return chunks;
+  return runWithHostTools(runClaudeCode, request, workspace, (value) => answer(value as Request), toolDescriptors([APPROVAL_TOOL]));
 }
 
 describe('claude-code approvals through the permission prompt tool (CLI double)', () => {

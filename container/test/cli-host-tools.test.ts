@@ -1,18 +1,14 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOST_TOOL_CALL_EVENT, type HarnessName, type RunnerRunRequest, type ToolDescriptor, type ToolOutcome } from '../../src/protocol/index.ts';
 import { agUiProblems } from '../../test/support/ag-ui-check.ts';
-import { ChunkWriter } from '../src/chunk-writer.ts';
 import { runClaudeCode } from '../src/harnesses/claude-code.ts';
 import { runCodex } from '../src/harnesses/codex.ts';
 import type { Harness } from '../src/harnesses/types.ts';
-import { HostTools } from '../src/host-tools.ts';
-import { createRedactor } from '../src/redact.ts';
-import { textOf } from './doubles/harness-run.ts';
+import { runWithHostTools, textOf } from './doubles/harness-run.ts';
 import { cleanEnv, json, runBody, runId, startTestRunner, stream, type Chunk, type TestRunner } from './helpers.ts';
 
 /**
@@ -55,31 +51,7 @@ interface Request {
 async function run(harness: keyof typeof HARNESSES, prompt: string, answer: (request: Request, id: string) => ToolOutcome | Promise<ToolOutcome>): Promise<{ id: string; chunks: Chunk[] }> {
   const id = runId(`${harness}_host`.replace('-', '_'));
   const request: RunnerRunRequest = { runId: id, threadId: 'thread_1', tenant: null, harness, messages: [{ role: 'user', content: prompt }], tools: TOOLS };
-  const out = new PassThrough();
-  const redact = createRedactor({});
-  const writer = new ChunkWriter(out, redact);
-  const tools = new HostTools(TOOLS, writer);
-  const chunks: Chunk[] = [];
-  const answered: Promise<void>[] = [];
-  let buffered = '';
-  out.setEncoding('utf8');
-  out.on('data', (data: string) => {
-    buffered += data;
-    let newline: number;
-    while ((newline = buffered.indexOf('\n')) !== -1) {
-      const chunk = JSON.parse(buffered.slice(0, newline)) as Chunk;
-      buffered = buffered.slice(newline + 1);
-      chunks.push(chunk);
-      if (chunk.type === 'CUSTOM' && chunk.name === HOST_TOOL_CALL_EVENT) {
-        const value = chunk.value as Request;
-        answered.push(Promise.resolve(answer(value, id)).then((outcome) => tools.resolve({ toolCallId: value.toolCallId, outcome })));
-      }
-    }
-  });
-  await HARNESSES[harness]({ request, workspace, writer, env: process.env, redact, tools });
-  await writer.close();
-  await Promise.all(answered);
-  return { id, chunks };
+  return { id, chunks: await runWithHostTools(HARNESSES[harness], request, workspace, (value) => answer(value, id)) };
 }
 
 const HARNESSES: Record<Extract<HarnessName, 'claude-code' | 'codex'>, Harness> = { 'claude-code': runClaudeCode, codex: runCodex };
