@@ -24,8 +24,6 @@ export class HostTools {
   readonly #callable: readonly ToolDescriptor[];
   readonly #writer: ChunkWriter;
   readonly #waiting = new Map<string, (outcome: ToolOutcome) => void>();
-  /** Outcomes that arrived before their call was made (the runner may deliver a restarted object's answer early). */
-  readonly #early = new Map<string, ToolOutcome>();
 
   constructor(descriptors: readonly ToolDescriptor[], writer: ChunkWriter, { unadvertised = [] }: { unadvertised?: readonly ToolDescriptor[] } = {}) {
     this.descriptors = descriptors;
@@ -39,11 +37,6 @@ export class HostTools {
 
   async call({ toolCallId, name, input, signal }: HostToolCallInput): Promise<ToolOutcome> {
     if (!this.has(name)) return { error: `${name} is not one of this run's tools` };
-    const early = this.#early.get(toolCallId);
-    if (early !== undefined) {
-      this.#early.delete(toolCallId);
-      return early;
-    }
     signal?.throwIfAborted();
     const outcome = new Promise<ToolOutcome>((resolve, reject) => {
       const onAbort = (): void => {
@@ -65,14 +58,17 @@ export class HostTools {
     return outcome;
   }
 
-  /** An outcome from the runner. The first one for a call wins; a later one is ignored. */
+  /**
+   * An outcome from the runner. No outcome can come before its call: the
+   * waiter is set before the request chunk is written, and the run object
+   * answers only calls whose chunk it stored. One for a call no longer
+   * waiting is a repeat (the runner already keeps only the first) and is ignored.
+   */
   resolve({ toolCallId, outcome }: ToolResult): void {
     const waiter = this.#waiting.get(toolCallId);
-    if (waiter === undefined) {
-      if (!this.#early.has(toolCallId)) this.#early.set(toolCallId, outcome);
-      return;
-    }
+    if (waiter === undefined) return;
     this.#waiting.delete(toolCallId);
     waiter(outcome);
   }
+
 }

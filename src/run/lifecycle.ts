@@ -77,9 +77,6 @@ export class RunLifecycle {
     this.#tools = new HostToolExecutor({ sql: ctx.storage.sql, log, transport, config, waitUntil: (work) => ctx.waitUntil(work) });
   }
 
-  get tools(): HostToolExecutor {
-    return this.#tools;
-  }
 
   get tails(): Tails {
     return this.#tails;
@@ -186,11 +183,10 @@ export class RunLifecycle {
       this.#log.reset();
       return;
     }
+    if (!isTerminalRunStatus(record.status)) this.#tools.expire(Date.now());
+    // Either way the run's tool calls move on: ensureDriving dispatches them too.
     if (action === 'reattach') this.ensureDriving();
-    if (!isTerminalRunStatus(record.status)) {
-      this.#tools.expire(Date.now());
-      this.#tools.dispatch();
-    }
+    else if (!isTerminalRunStatus(record.status)) this.#tools.dispatch();
     if (action === 'notify') await this.#notifyThread();
     const seconds = Math.round(this.#config.stallTimeoutMs / 1000);
     if (action === 'give-up') {
